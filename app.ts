@@ -1,0 +1,29 @@
+import AutoLoad from '@fastify/autoload'
+import type { FastifyInstance } from 'fastify'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Database } from './db/database.js'
+import type { Env } from './lib/env.js'
+
+export interface AppOptions {
+  env: Env
+  database: Database
+}
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+/** The whole service as one plugin: infrastructure plugins first, then the route tree. Nothing else. */
+export default async function app(fastify: FastifyInstance, options: AppOptions): Promise<void> {
+  await fastify.register(AutoLoad, {
+    dir: join(here, 'plugins'),
+    options,
+    ignorePattern: /\.(test|spec)\.|\.d\.ts$|\.map$/,
+  })
+  await fastify.register(AutoLoad, {
+    dir: join(here, 'routes'),
+    options,
+    autoHooks: true,
+    cascadeHooks: true,
+    ignorePattern: /\.(test|spec)\.|schemas\.|\.d\.ts$|\.map$/,
+  })
+}

@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely/migration'
+import * as foundation from './2026-11-22T00-00-00-foundation.js'
+
+/**
+ * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
+ * sources in tests and from compiled JavaScript in production. Names are frozen: never rename one.
+ */
+export const migrations: Record<string, Migration> = {
+  '2026-11-22T00-00-00-foundation': foundation,
+}

@@ -1,0 +1,107 @@
+/**
+ * The one error catalog (DECISIONS section 1): every error the service answers has a stable code, an HTTP
+ * status and a title here. Handlers throw `new AppError(code, detail)`; plugins/problem.ts renders it.
+ */
+export const ERROR_CATALOG = {
+  VALIDATION_FAILED: [400, 'Request validation failed', 'The request does not match the expected schema.'],
+  AUTH_001: [401, 'Invalid credentials', 'The login id, password or tenant is not correct.'],
+  AUTH_002: [401, 'Authentication required', 'This endpoint needs an access token.'],
+  AUTH_003: [401, 'Invalid access token', 'The access token is malformed, expired or not an access token.'],
+  AUTH_004: [401, 'Access token revoked', 'The access token has been revoked.'],
+  AUTH_005: [401, 'Refresh token missing', 'The svc_refresh_token cookie is missing.'],
+  AUTH_006: [401, 'Invalid refresh token', 'The refresh token is malformed, expired or unknown.'],
+  AUTH_007: [401, 'Refresh token revoked', 'The session of this refresh token has ended.'],
+  AUTH_008: [403, 'Forbidden', 'Your role is not allowed to use this endpoint.'],
+  AUTH_009: [404, 'Tenant not found', 'No tenant has that slug.'],
+  AUTH_010: [403, 'Tenant not active', 'The tenant is not active.'],
+  AUTH_011: [409, 'Login id taken', 'That login id is already in use.'],
+  AUTH_012: [400, 'Password policy violated', 'The password does not meet the password policy.'],
+  AUTH_013: [400, 'Current password wrong', 'The current password is not correct.'],
+  AUTH_014: [404, 'Session not found', 'No session with that id belongs to you.'],
+  AUTH_015: [403, 'User not active', 'The user account is not active.'],
+  AUTH_016: [401, 'Refresh token reused', 'A refresh token was used twice; the session has been revoked.'],
+  AUTH_017: [
+    401,
+    'Session replaced by another login',
+    'This session was replaced by a later login on another device of the same category.',
+  ],
+  AUTH_018: [429, 'Too many login attempts', 'Too many failed login attempts; try again later.'],
+  AUTH_019: [409, 'Business registration number taken', 'That business registration number is already registered.'],
+  IDEMPOTENCY_KEY_MISSING: [
+    400,
+    'Idempotency key missing',
+    'The Idempotency-Key header must be 1-255 visible ASCII characters.',
+  ],
+  IDEMPOTENCY_KEY_REUSED: [422, 'Idempotency key reused', 'This idempotency key was used for a different request.'],
+  IDEMPOTENCY_REQUEST_IN_PROGRESS: [
+    409,
+    'Request in progress',
+    'A request with this idempotency key is still being processed.',
+  ],
+  VERSION_CONFLICT: [409, 'Version conflict', 'The resource was changed by someone else; reload it and retry.'],
+  NOT_FOUND: [404, 'Not found', 'No such endpoint.'],
+  METHOD_NOT_ALLOWED: [405, 'Method not allowed', 'The endpoint does not accept this method.'],
+  PAYLOAD_TOO_LARGE: [413, 'Payload too large', 'The request body is too large.'],
+  UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported media type', 'Send the body as application/json.'],
+  RATE_LIMITED: [429, 'Too many requests', 'Too many requests; try again later.'],
+  SENDER_SETTING_NOT_APPROVED: [
+    409,
+    'Sender number not approved',
+    'The tenant has no approved sender number for the live SMS provider.',
+  ],
+  SENDER_SETTING_NOT_FOUND: [404, 'Sender setting not found', 'The tenant has no sender setting.'],
+  INVALID_PHONE_NUMBER: [400, 'Invalid phone number', 'A phone number is not valid.'],
+  RECIPIENTS_REQUIRED: [400, 'Recipients required', 'The send has no recipients.'],
+  RECIPIENTS_CONFLICT: [400, 'Recipients conflict', 'Give either recipients or recipientGroupId, not both.'],
+  TOO_MANY_RECIPIENTS: [400, 'Too many recipients', 'One send may have at most 10,000 recipients.'],
+  CONTENT_TOO_LONG: [400, 'Content too long', 'The content is longer than 2,000 bytes.'],
+  SCHEDULED_AT_NOT_IN_FUTURE: [400, 'scheduledAt not in the future', 'scheduledAt must be in the future.'],
+  RECIPIENT_GROUP_NOT_FOUND: [404, 'Recipient group not found', 'No such recipient group of yours.'],
+  CLASS_NOT_FOUND: [404, 'Class not found', 'No such class.'],
+  CLASS_HAS_NO_STUDENTS: [400, 'Class has no students', 'The class has no enrolled student with a guardian phone.'],
+  SMS_NOT_FOUND: [404, 'SMS not found', 'No such message.'],
+  SMS_NOT_CANCELLABLE: [409, 'SMS not cancellable', 'Only a pending message scheduled in the future can be cancelled.'],
+  TEMPLATE_NOT_FOUND: [404, 'Template not found', 'No such template.'],
+  APPROVAL_STATUS_INVALID: [400, 'Approval status invalid', 'registrationStatus must be APPROVED or REJECTED.'],
+  REJECTION_REASON_REQUIRED: [400, 'Rejection reason required', 'REJECTED needs a non-blank rejectionReason.'],
+  TENANT_NOT_FOUND: [404, 'Tenant not found', 'No tenant has that slug.'],
+  TENANT_MISMATCH: [403, 'Tenant mismatch', 'X-Tenant-Slug differs from the tenant in the path.'],
+  INTERNAL_SIGNATURE_INVALID: [401, 'Invalid signature', 'The request signature is missing, stale or wrong.'],
+  WEBHOOK_SECRET_INVALID: [401, 'Invalid webhook secret', 'X-Provider-Secret is missing or wrong.'],
+  SERVICE_UNAVAILABLE: [503, 'Service unavailable', 'The service is not ready; try again shortly.'],
+  INTERNAL_ERROR: [500, 'Internal error', 'An unexpected error occurred.'],
+} as const satisfies Record<string, readonly [number, string, string]>
+
+export type ErrorCode = keyof typeof ERROR_CATALOG
+
+export interface FieldError {
+  field: string
+  message: string
+}
+
+export class AppError extends Error {
+  readonly status: number
+  readonly title: string
+  readonly detail: string
+
+  constructor(
+    readonly code: ErrorCode,
+    detail?: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    const [status, title, defaultDetail] = ERROR_CATALOG[code]
+    super(detail ?? defaultDetail)
+    this.name = 'AppError'
+    this.status = status
+    this.title = title
+    this.detail = detail ?? defaultDetail
+  }
+}
+
+export function problemType(code: ErrorCode): string {
+  return `urn:svc:error:${code.toLowerCase().replaceAll('_', '-')}`
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError
+}

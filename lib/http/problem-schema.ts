@@ -1,0 +1,16 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+/** The RFC 9457 body every error response carries (DECISIONS section 1). */
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+  },
+  { description: 'application/problem+json' },
+)
+
+export type Problem = Static<typeof ProblemSchema>

@@ -1,0 +1,42 @@
+import { openDatabase } from './db/open.js'
+import { ConfigError, loadDotEnv, loadEnv } from './lib/env.js'
+import { buildService } from './lib/http/build.js'
+
+// Grace period for in-flight requests on shutdown before the process gives up.
+const CLOSE_TIMEOUT_MS = 30_000
+
+async function main(): Promise<void> {
+  loadDotEnv()
+  const env = loadEnv()
+  const database = await openDatabase(env)
+  if (env.SVC_MIGRATE_ON_START) await database.migrate()
+  const app = await buildService(env, database)
+
+  let closing = false
+  const close = (signal: string) => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    setTimeout(() => {
+      app.log.error('shutdown timed out')
+      process.exit(1)
+    }, CLOSE_TIMEOUT_MS).unref()
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.once('SIGTERM', () => close('SIGTERM'))
+  process.once('SIGINT', () => close('SIGINT'))
+
+  await app.listen({ host: env.HOST, port: env.PORT })
+}
+
+main().catch((error: unknown) => {
+  // A configuration error is the operator's to fix: print the list, not a stack trace.
+  console.error(error instanceof ConfigError ? error.message : error)
+  process.exit(1)
+})

@@ -1,0 +1,54 @@
+import { sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
+import { owner } from '../fixtures.js'
+import { useTestApp } from '../helper.js'
+
+// Tables that SPEC and DECISIONS section 3 keep without RLS: read before any tenant context exists.
+const TABLES_WITHOUT_RLS = ['owner_directory']
+
+describe('row-level security catalog', () => {
+  const app = useTestApp()
+
+  it('protects every table with a tenant_id column: RLS enabled, forced, with a policy', async () => {
+    const { rows } = await sql<{ table: string; enabled: boolean; forced: boolean; policies: number }>`
+      select c.relname as table, c.relrowsecurity as enabled, c.relforcerowsecurity as forced,
+             (select count(*) from pg_policy p where p.polrelid = c.oid)::int as policies
+      from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind in ('r', 'p')
+        and exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped)
+      order by c.relname`.execute(owner())
+    const checked = rows.filter((row) => !TABLES_WITHOUT_RLS.includes(row.table))
+    expect(checked.map((row) => row.table)).toContain('users')
+    for (const row of checked) {
+      expect({ table: row.table, enabled: row.enabled, forced: row.forced, hasPolicy: row.policies > 0 }).toEqual({
+        table: row.table,
+        enabled: true,
+        forced: true,
+        hasPolicy: true,
+      })
+    }
+  })
+
+  it('keeps tenant_id first in every index of a protected table', async () => {
+    const { rows } = await sql<{ index: string; firstColumn: string }>`
+      select i.relname as index, a.attname as first_column
+      from pg_index x
+      join pg_class t on t.oid = x.indrelid
+      join pg_class i on i.oid = x.indexrelid
+      join pg_namespace n on n.oid = t.relnamespace
+      join pg_attribute a on a.attrelid = t.oid and a.attnum = x.indkey[0]
+      where n.nspname = current_schema() and t.relrowsecurity`.execute(owner())
+    expect(rows.length).toBeGreaterThan(0)
+    for (const row of rows) expect({ index: row.index, first: row.firstColumn }).toEqual({ index: row.index, first: 'tenant_id' })
+  })
+
+  it('runs requests as a role that is not superuser, owns no table and cannot bypass RLS', async () => {
+    const { rows } = await sql<{ role: string; superuser: boolean; bypassrls: boolean; ownedTables: number }>`
+      select current_user as role, r.rolsuper as superuser, r.rolbypassrls as bypassrls,
+             (select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+               where n.nspname = current_schema() and pg_get_userbyid(c.relowner) = current_user)::int as owned_tables
+      from pg_roles r where r.rolname = current_user`.execute(app.current.db)
+    expect(rows[0]).toEqual({ role: 'svc_app', superuser: false, bypassrls: false, ownedTables: 0 })
+  })
+})

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs'
+import { parseEnv } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { ConfigError, EnvSchema, loadEnv } from '../../lib/env.js'
+
+function problemsOf(source: Record<string, string>): string[] {
+  try {
+    loadEnv(source)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
+  return []
+}
+
+describe('configuration', () => {
+  it('applies the documented defaults', () => {
+    const env = loadEnv({})
+    expect(env).toMatchObject({
+      HOST: '127.0.0.1',
+      PORT: 8080,
+      SVC_ACCESS_TTL: 3600,
+      SVC_REFRESH_TTL: 604800,
+      SVC_COOKIE_SECURE: true,
+      SVC_COOKIE_SAMESITE: 'lax',
+      SVC_BCRYPT_COST: 10,
+      SVC_SMS_PROVIDER: 'mock',
+      SVC_SMS_MAX_ATTEMPTS: 5,
+      SVC_SMS_BATCH_SIZE: 100,
+      SVC_SMS_SCHEDULER_CRON: '*/5 * * * * *',
+      SVC_MIGRATE_ON_START: true,
+    })
+    expect(env.DATABASE_URL).toBeUndefined()
+  })
+
+  it('converts text values to their types', () => {
+    const env = loadEnv({ PORT: '9090', SVC_COOKIE_SECURE: 'false', SVC_COOKIE_DOMAIN: '' })
+    expect(env.PORT).toBe(9090)
+    expect(env.SVC_COOKIE_SECURE).toBe(false)
+    expect(env.SVC_COOKIE_DOMAIN).toBeUndefined()
+  })
+
+  it('names every invalid variable in one error', () => {
+    const problems = problemsOf({ PORT: 'eighty', SVC_BCRYPT_COST: '99', SVC_COOKIE_SAMESITE: 'sometimes', DATABASE_URL: 'mysql://x' })
+    for (const name of ['PORT', 'SVC_BCRYPT_COST', 'SVC_COOKIE_SAMESITE', 'DATABASE_URL']) {
+      expect(problems.some((problem) => problem.startsWith(`${name}:`))).toBe(true)
+    }
+  })
+
+  it('refuses a short JWT secret and requires one in production', () => {
+    expect(problemsOf({ SVC_JWT_SECRET: 'short' })[0]).toMatch(/^SVC_JWT_SECRET:/)
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
+      'SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)',
+    ])
+  })
+
+  it('names each missing extsms credential', () => {
+    const problems = problemsOf({ SVC_SMS_PROVIDER: 'extsms', SVC_SMS_EXTSMS_API_KEY: 'key' })
+    expect(problems).toEqual([
+      'SVC_SMS_EXTSMS_API_SECRET: required when SVC_SMS_PROVIDER=extsms',
+      'SVC_SMS_EXTSMS_BASE_URL: required when SVC_SMS_PROVIDER=extsms',
+      'SVC_SMS_EXTSMS_WEBHOOK_TOKEN: required when SVC_SMS_PROVIDER=extsms',
+    ])
+  })
+
+  it('lists every variable with its default in .env.example', () => {
+    const example = parseEnv(readFileSync(new URL('../../.env.example', import.meta.url), 'utf8'))
+    expect(Object.keys(example).sort()).toEqual(Object.keys(EnvSchema.properties).sort())
+    const defaults = loadEnv({})
+    for (const [key, value] of Object.entries(example)) {
+      const expected = defaults[key as keyof typeof defaults]
+      expect({ key, value }).toEqual({ key, value: expected === undefined ? '' : String(expected) })
+    }
+  })
+})

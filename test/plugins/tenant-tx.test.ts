@@ -1,0 +1,118 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTenant, owner, unique } from '../fixtures.js'
+import { buildAppWith } from '../helper.js'
+
+describe('tenant transaction plugin', () => {
+  let app: FastifyInstance
+  const events: string[] = []
+
+  beforeAll(async () => {
+    app = await buildAppWith(async (test) => {
+      // Stands in for the auth plugin: takes the tenant from a header.
+      test.addHook('onRequest', async (request) => {
+        const header = request.headers['x-test-tenant']
+        if (typeof header === 'string') request.tenantId = Number(header)
+      })
+      const body = Type.Object({ loginId: Type.String(), fail: Type.Optional(Type.Boolean()) })
+      test.post('/test/users', { config: { auth: false, tenant: true }, schema: { body } }, async (request, reply) => {
+        const { loginId, fail } = request.body as { loginId: string; fail?: boolean }
+        await request.db
+          .insertInto('users')
+          .values({ tenantId: request.tenantId!, userLoginId: loginId, passwordHash: 'x', name: 'n', role: 'STUDENT', avatarSeed: 's', updatedAt: new Date() })
+          .execute()
+        request.afterCommit(async () => {
+          const row = await owner().selectFrom('users').select('id').where('userLoginId', '=', loginId).executeTakeFirst()
+          events.push(`${loginId}:${row ? 'visible' : 'missing'}`)
+        })
+        if (fail) throw new Error('boom after insert')
+        return reply.code(201).send({ ok: true })
+      })
+      test.post('/test/slow-users', { config: { auth: false, tenant: true }, schema: { body } }, async (request) => {
+        const { loginId } = request.body as { loginId: string }
+        await request.db
+          .insertInto('users')
+          .values({ tenantId: request.tenantId!, userLoginId: loginId, passwordHash: 'x', name: 'n', role: 'STUDENT', avatarSeed: 's', updatedAt: new Date() })
+          .execute()
+        events.push(`${loginId}:inserted`)
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        return { ok: true }
+      })
+      test.get('/test/no-tenant-route', { config: { auth: false } }, async (request) => {
+        return { tenant: request.db ? 'unexpected' : 'none' }
+      })
+    })
+  })
+  afterAll(() => app.close())
+
+  const exists = async (loginId: string) =>
+    Boolean(await owner().selectFrom('users').select('id').where('userLoginId', '=', loginId).executeTakeFirst())
+
+  const until = async (check: () => boolean, timeoutMs = 5000) => {
+    const deadline = Date.now() + timeoutMs
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error('condition not met before the deadline')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+
+  it('commits on success and runs after-commit work once the data is visible', async () => {
+    const tenant = await createTenant()
+    const loginId = unique('commit')
+    const response = await app.inject({ method: 'POST', url: '/test/users', headers: { 'x-test-tenant': String(tenant.id) }, payload: { loginId } })
+    expect(response.statusCode).toBe(201)
+    expect(await exists(loginId)).toBe(true)
+    await until(() => events.includes(`${loginId}:visible`))
+  })
+
+  it('rolls back on error and never runs after-commit work', async () => {
+    const tenant = await createTenant()
+    const loginId = unique('rollback')
+    const response = await app.inject({ method: 'POST', url: '/test/users', headers: { 'x-test-tenant': String(tenant.id) }, payload: { loginId, fail: true } })
+    expect(response.statusCode).toBe(500)
+    expect(response.json()).toMatchObject({ code: 'INTERNAL_ERROR', detail: 'An unexpected error occurred.' })
+    expect(response.body).not.toContain('boom')
+    expect(await exists(loginId)).toBe(false)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(events.some((event) => event.startsWith(loginId))).toBe(false)
+  })
+
+  it('rolls back when the client aborts mid-request', async () => {
+    const tenant = await createTenant()
+    const loginId = unique('abort')
+    const address = await app.listen({ port: 0, host: '127.0.0.1' })
+    const controller = new AbortController()
+    const pending = fetch(`${address}/test/slow-users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-test-tenant': String(tenant.id) },
+      body: JSON.stringify({ loginId }),
+      signal: controller.signal,
+    }).catch(() => 'aborted')
+    await until(() => events.includes(`${loginId}:inserted`))
+    controller.abort()
+    expect(await pending).toBe('aborted')
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(await exists(loginId)).toBe(false)
+  })
+
+  it('fails closed before any data access when the route has no tenant context', async () => {
+    const loginId = unique('nocontext')
+    const response = await app.inject({ method: 'POST', url: '/test/users', payload: { loginId } })
+    expect(response.statusCode).toBe(500)
+    expect(await exists(loginId)).toBe(false)
+  })
+
+  it('throws when a handler uses request.db on a route without a tenant transaction', async () => {
+    const response = await app.inject({ method: 'GET', url: '/test/no-tenant-route' })
+    expect(response.statusCode).toBe(500)
+    expect(response.json().code).toBe('INTERNAL_ERROR')
+  })
+
+  it('rejects invalid input before the handler runs', async () => {
+    const tenant = await createTenant()
+    const response = await app.inject({ method: 'POST', url: '/test/users', headers: { 'x-test-tenant': String(tenant.id) }, payload: { loginId: 5 } })
+    expect(response.statusCode).toBe(400)
+    expect(response.json().code).toBe('VALIDATION_FAILED')
+  })
+})
