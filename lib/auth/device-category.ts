@@ -1,0 +1,28 @@
+/**
+ * The device category a session belongs to (DECISIONS section 2); one session per category is kept, so a new
+ * login replaces only the earlier session of the same kind.
+ */
+
+export const DEVICE_CATEGORIES = ['WEB', 'MOBILE', 'TABLET', 'DESKTOP'] as const
+export type DeviceCategory = (typeof DEVICE_CATEGORIES)[number]
+
+/**
+ * The `X-Device-Category` header wins when it names a category (case and surrounding space ignored); an invalid
+ * value is ignored rather than refused, since the User-Agent still gives an answer. DESKTOP comes only from the
+ * header: a desktop browser's User-Agent is a WEB session.
+ */
+export function deviceCategory(headerValue: string | undefined, userAgent: string | undefined): DeviceCategory {
+  const declared = headerValue?.trim().toUpperCase()
+  const valid = DEVICE_CATEGORIES.find((category) => category === declared)
+  if (valid) return valid
+  return categoryFromUserAgent(userAgent ?? '')
+}
+
+function categoryFromUserAgent(userAgent: string): DeviceCategory {
+  // Tablets first: iPad Safari also carries `Mobile/...`. iPadOS 13+ Safari sends a Mac UA and counts as WEB.
+  if (/ipad|tablet/i.test(userAgent)) return 'TABLET'
+  // Google's convention: Android phones put "Mobile" in the User-Agent and Android tablets leave it out.
+  if (/android/i.test(userAgent)) return /mobile/i.test(userAgent) ? 'MOBILE' : 'TABLET'
+  if (/mobile|iphone|ipod/i.test(userAgent)) return 'MOBILE'
+  return 'WEB'
+}
