@@ -44,8 +44,69 @@ export interface UsersTable {
   updatedAt: Timestamp
 }
 
+export type DeviceCategory = 'WEB' | 'MOBILE' | 'TABLET' | 'DESKTOP'
+
+export interface SessionsTable {
+  tenantId: number
+  sid: string
+  userId: number
+  deviceCategory: DeviceCategory
+  userAgent: string | null
+  ipAddress: string | null
+  accessJti: string
+  accessExpiresAt: Timestamp
+  refreshJti: string
+  refreshExpiresAt: Timestamp
+  createdAt: Generated<Date>
+  lastRefreshedAt: NullableTimestamp
+}
+
+export type RevocationReason =
+  | 'SESSION_REPLACED_BY_LOGIN'
+  | 'LOGOUT'
+  | 'LOGOUT_ALL'
+  | 'REVOKED_BY_USER'
+  | 'PASSWORD_CHANGED'
+  | 'PASSWORD_RESET'
+  | 'LOGIN_ID_CHANGED'
+  | 'USER_DELETED'
+  | 'REFRESH_TOKEN_REUSED'
+
+export interface SessionRevocationsTable {
+  tenantId: number
+  sid: string
+  reason: RevocationReason
+  expiresAt: Timestamp
+  createdAt: Generated<Date>
+}
+
+// No tenant_id and no RLS: random token ids only (see the auth-sessions migration).
+export interface RevokedAccessTokensTable {
+  jti: string
+  expiresAt: Timestamp
+}
+
+export interface LoginFailuresTable {
+  scope: string
+  loginId: string
+  failures: number
+  lockedUntil: NullableTimestamp
+  updatedAt: Timestamp
+}
+
+export interface RateLimitWindowsTable {
+  key: string
+  windowStart: Timestamp
+  hits: number
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
   users: UsersTable
+  sessions: SessionsTable
+  sessionRevocations: SessionRevocationsTable
+  revokedAccessTokens: RevokedAccessTokensTable
+  loginFailures: LoginFailuresTable
+  rateLimitWindows: RateLimitWindowsTable
 }

@@ -24,6 +24,22 @@ export async function setTenant(trx: Transaction<DB>, tenantId: number): Promise
   return trx as TenantTx
 }
 
+/**
+ * A request transaction's first statement: binds the tenant and, in the same round trip, checks the caller's
+ * access token against the revocation list (a table without tenant data, so RLS does not affect the check).
+ */
+export async function openRequestScope(
+  trx: Transaction<DB>,
+  tenantId: number,
+  accessJti: string | null,
+): Promise<{ tenantTrx: TenantTx; revoked: boolean }> {
+  if (!isTenantId(tenantId)) throw new AppError('INTERNAL_ERROR', 'missing or invalid tenant context')
+  const { rows } = await sql<{ revoked: boolean }>`
+    select set_config('app.tenant_id', ${String(tenantId)}, true) as tenant,
+           exists (select 1 from revoked_access_tokens where jti = ${accessJti}::uuid) as revoked`.execute(trx)
+  return { tenantTrx: trx as TenantTx, revoked: rows[0]?.revoked === true }
+}
+
 /** Runs `fn` in one transaction bound to `tenantId`; for work outside HTTP requests (scripts, dispatch). */
 export async function withTenant<T>(
   db: Kysely<DB>,

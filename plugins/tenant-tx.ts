@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ControlledTransaction } from 'kysely'
 import type { DB } from '../db/schema.js'
-import { setTenant, type TenantTx } from '../db/tenant.js'
+import { openRequestScope, type TenantTx } from '../db/tenant.js'
 import { AppError } from '../lib/errors.js'
 
 declare module 'fastify' {
@@ -13,6 +13,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The tenant this request acts for; set by the auth or internal-signature plugin, else null. */
     tenantId: number | null
+    /** The access token id to check against the revocation list when the transaction opens (AUTH_004). */
+    accessJti: string | null
     /** The request's tenant transaction. Throws when the route has none, so a missing context fails closed. */
     readonly db: TenantTx
     /** Runs `fn` once the request transaction has committed (never after a rollback). */
@@ -40,6 +42,7 @@ function take(request: FastifyRequest): RequestTransaction | null {
 export default fp(
   async (app) => {
     app.decorateRequest('tenantId', null)
+    app.decorateRequest('accessJti', null)
     app.decorateRequest(kTransaction, null)
     app.decorateRequest('db', {
       getter(this: FastifyRequest) {
@@ -69,7 +72,8 @@ export default fp(
       if (tenantId === null) throw new AppError('INTERNAL_ERROR', 'route needs a tenant context but none was set')
       const trx = await app.db.startTransaction().execute()
       try {
-        const tenantTrx = await setTenant(trx, tenantId)
+        const { tenantTrx, revoked } = await openRequestScope(trx, tenantId, request.accessJti)
+        if (revoked) throw new AppError('AUTH_004')
         ;(request as WithTransaction)[kTransaction] = { trx, tenantTrx, afterCommit: [] }
       } catch (error) {
         await trx.rollback().execute().catch(() => undefined)

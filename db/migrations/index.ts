@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely/migration'
 import * as foundation from './2026-11-22T00-00-00-foundation.js'
+import * as authSessions from './2026-11-22T01-00-00-auth-sessions.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -7,4 +8,5 @@ import * as foundation from './2026-11-22T00-00-00-foundation.js'
  */
 export const migrations: Record<string, Migration> = {
   '2026-11-22T00-00-00-foundation': foundation,
+  '2026-11-22T01-00-00-auth-sessions': authSessions,
 }

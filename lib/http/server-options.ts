@@ -51,7 +51,6 @@ export function serverOptions(env: Env): FastifyServerOptions {
         ? false
         : { level: env.LOG_LEVEL, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
     requestIdHeader: 'x-request-id',
-    requestIdLogLabel: 'reqId',
     trustProxy: env.SVC_TRUST_PROXY,
     // 10,000 recipients with names and class names fit comfortably; anything larger is refused with 413.
     bodyLimit: 4 * 1024 * 1024,

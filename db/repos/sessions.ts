@@ -1,0 +1,120 @@
+import { sql } from 'kysely'
+import type { DeviceCategory, RevocationReason } from '../schema.js'
+import type { TenantTx } from '../tenant.js'
+
+export interface SessionRecord {
+  sid: string
+  userId: number
+  deviceCategory: DeviceCategory
+  userAgent: string | null
+  ipAddress: string | null
+  accessJti: string
+  accessExpiresAt: Date
+  refreshJti: string
+  refreshExpiresAt: Date
+  createdAt: Date
+  lastRefreshedAt: Date | null
+}
+
+const SESSION_COLUMNS = [
+  'sid',
+  'userId',
+  'deviceCategory',
+  'userAgent',
+  'ipAddress',
+  'accessJti',
+  'accessExpiresAt',
+  'refreshJti',
+  'refreshExpiresAt',
+  'createdAt',
+  'lastRefreshedAt',
+] as const
+
+export interface NewSession {
+  tenantId: number
+  sid: string
+  userId: number
+  deviceCategory: DeviceCategory
+  userAgent: string | null
+  ipAddress: string | null
+  accessJti: string
+  accessExpiresAt: Date
+  refreshJti: string
+  refreshExpiresAt: Date
+}
+
+export async function insertSession(trx: TenantTx, session: NewSession): Promise<void> {
+  await trx.insertInto('sessions').values(session).execute()
+}
+
+export function findSessionForUpdate(trx: TenantTx, sid: string): Promise<SessionRecord | undefined> {
+  return trx.selectFrom('sessions').select(SESSION_COLUMNS).where('sid', '=', sid).forUpdate().executeTakeFirst()
+}
+
+export function listUserSessions(trx: TenantTx, userId: number): Promise<SessionRecord[]> {
+  return trx
+    .selectFrom('sessions')
+    .select(SESSION_COLUMNS)
+    .where('userId', '=', userId)
+    .orderBy('createdAt', 'desc')
+    .orderBy('sid')
+    .execute()
+}
+
+export async function rotateSessionTokens(
+  trx: TenantTx,
+  sid: string,
+  tokens: { accessJti: string; accessExpiresAt: Date; refreshJti: string; refreshExpiresAt: Date },
+): Promise<void> {
+  await trx
+    .updateTable('sessions')
+    .set({ ...tokens, lastRefreshedAt: new Date() })
+    .where('sid', '=', sid)
+    .execute()
+}
+
+export type SessionSelector =
+  | { sid: string; userId?: number }
+  | { userId: number; deviceCategory: DeviceCategory }
+  | { userId: number; exceptSid?: string }
+
+/**
+ * Ends sessions in one statement: records why (kept until the refresh token would have expired), blacklists
+ * each session's current access JTI until it expires, then deletes the session rows. Returns the ended sids.
+ */
+export async function revokeSessions(
+  trx: TenantTx,
+  selector: SessionSelector,
+  reason: RevocationReason,
+): Promise<string[]> {
+  const conditions = [sql`true`]
+  if ('sid' in selector) conditions.push(sql`sid = ${selector.sid}::uuid`)
+  if ('userId' in selector && selector.userId !== undefined) conditions.push(sql`user_id = ${selector.userId}`)
+  if ('deviceCategory' in selector) conditions.push(sql`device_category = ${selector.deviceCategory}`)
+  if ('exceptSid' in selector && selector.exceptSid) conditions.push(sql`sid <> ${selector.exceptSid}::uuid`)
+  const { rows } = await sql<{ sid: string }>`
+    with ended as (
+      delete from sessions where ${sql.join(conditions, sql` and `)}
+      returning tenant_id, sid, access_jti, access_expires_at, refresh_expires_at
+    ), reasons as (
+      insert into session_revocations (tenant_id, sid, reason, expires_at)
+      select tenant_id, sid, ${reason}, refresh_expires_at from ended
+      on conflict (tenant_id, sid) do update set reason = excluded.reason, expires_at = excluded.expires_at
+    ), blacklisted as (
+      insert into revoked_access_tokens (jti, expires_at)
+      select access_jti, access_expires_at from ended
+      on conflict (jti) do nothing
+    )
+    select sid from ended`.execute(trx)
+  return rows.map((row) => row.sid)
+}
+
+export async function findRevocationReason(trx: TenantTx, sid: string): Promise<RevocationReason | undefined> {
+  const row = await trx
+    .selectFrom('sessionRevocations')
+    .select('reason')
+    .where('sid', '=', sid)
+    .where('expiresAt', '>', new Date())
+    .executeTakeFirst()
+  return row?.reason
+}

@@ -1,0 +1,55 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { DB, TenantStatus } from '../schema.js'
+
+// tenants and owner_directory have no RLS: these functions take the root handle (or any transaction).
+type Root = Kysely<DB> | Transaction<DB>
+
+export interface Tenant {
+  id: number
+  slug: string
+  customId: string
+  customDomain: string | null
+  name: string
+  status: TenantStatus
+  onboardingCompletedAt: Date | null
+}
+
+const TENANT_COLUMNS = ['id', 'slug', 'customId', 'customDomain', 'name', 'status', 'onboardingCompletedAt'] as const
+
+export function findTenantBySlug(db: Root, slug: string): Promise<Tenant | undefined> {
+  return db.selectFrom('tenants').select(TENANT_COLUMNS).where('slug', '=', slug).executeTakeFirst()
+}
+
+export function findTenantByCustomId(db: Root, customId: string): Promise<Tenant | undefined> {
+  return db.selectFrom('tenants').select(TENANT_COLUMNS).where('customId', '=', customId).executeTakeFirst()
+}
+
+export function findTenantById(db: Root, id: number): Promise<Tenant | undefined> {
+  return db.selectFrom('tenants').select(TENANT_COLUMNS).where('id', '=', id).executeTakeFirst()
+}
+
+export function insertTenant(
+  db: Root,
+  values: { slug: string; customId: string; name: string; businessRegistrationNumber: string },
+): Promise<Tenant> {
+  return db
+    .insertInto('tenants')
+    .values({ ...values, updatedAt: new Date() })
+    .returning(TENANT_COLUMNS)
+    .executeTakeFirstOrThrow()
+}
+
+export function findOwnerEntry(db: Root, userLoginId: string) {
+  return db
+    .selectFrom('ownerDirectory')
+    .select(['tenantId', 'userId'])
+    .where('userLoginId', '=', userLoginId)
+    .executeTakeFirst()
+}
+
+export async function insertOwnerEntry(
+  db: Root,
+  entry: { userLoginId: string; tenantId: number; userId: number },
+): Promise<void> {
+  await db.insertInto('ownerDirectory').values(entry).execute()
+}

@@ -1,0 +1,18 @@
+import type { JWT } from '@fastify/jwt'
+import type { Kysely } from 'kysely'
+import type { DB } from '../../db/schema.js'
+import type { Env } from '../env.js'
+
+/** What the authentication flows need; built once by the auth plugin and by the in-process contract. */
+export interface AuthDeps {
+  db: Kysely<DB>
+  jwt: JWT
+  env: Env
+}
+
+/** Who is asking, as far as sessions record it. */
+export interface ClientInfo {
+  deviceCategory: 'WEB' | 'MOBILE' | 'TABLET' | 'DESKTOP'
+  userAgent: string | null
+  ipAddress: string | null
+}

@@ -1,0 +1,134 @@
+import type { Kysely } from 'kysely'
+import { findOwnerEntry, findTenantBySlug, insertOwnerEntry, insertTenant } from '../../db/repos/tenants.js'
+import { insertUser } from '../../db/repos/users.js'
+import type { DB } from '../../db/schema.js'
+import { setTenant, withTenant } from '../../db/tenant.js'
+import { violatedUniqueConstraint } from '../db-errors.js'
+import { AppError } from '../errors.js'
+import { normalizePhone } from '../sms/phone.js'
+import { normalizeBusinessNumber } from '../tenant/business-number.js'
+import { generateAvatarSeed, generateCustomId, generateTenantSlug } from '../tenant/identifiers.js'
+import type { AuthDeps, ClientInfo } from './deps.js'
+import { openSession } from './open-session.js'
+import { hashPassword } from './password-hash.js'
+import { checkPasswordPolicy } from './password-policy.js'
+import type { TokenPair } from './tokens.js'
+import { toUserResponse, type UserResponse } from './user-response.js'
+
+export interface Registered {
+  tokens: TokenPair
+  user: UserResponse
+}
+
+function normalizeOptionalPhone(phone: string | null | undefined): string | null {
+  if (phone === undefined || phone === null || phone.trim() === '') return null
+  const normalized = normalizePhone(phone)
+  if (!normalized) throw new AppError('INVALID_PHONE_NUMBER', 'phone is not a valid phone number')
+  return normalized
+}
+
+/** A student joins an existing ACTIVE tenant and is signed in at once. */
+export async function registerStudent(
+  deps: AuthDeps,
+  input: { tenantSlug: string; userLoginId: string; password: string; name: string; phone?: string | null },
+  client: ClientInfo,
+): Promise<Registered> {
+  const tenant = await findTenantBySlug(deps.db, input.tenantSlug)
+  if (!tenant) throw new AppError('AUTH_009')
+  if (tenant.status !== 'ACTIVE') throw new AppError('AUTH_010')
+  checkPasswordPolicy(input.password, input.userLoginId)
+  const phone = normalizeOptionalPhone(input.phone)
+  const passwordHash = await hashPassword(input.password, deps.env.SVC_BCRYPT_COST)
+  try {
+    return await withTenant(deps.db, tenant.id, async (trx) => {
+      const user = await insertUser(trx, {
+        tenantId: tenant.id,
+        userLoginId: input.userLoginId,
+        passwordHash,
+        name: input.name,
+        phone,
+        role: 'STUDENT',
+        avatarSeed: generateAvatarSeed(),
+      })
+      const tokens = await openSession(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug, role: user.role }, client)
+      return { tokens, user: toUserResponse(user, tenant) }
+    })
+  } catch (error) {
+    if (violatedUniqueConstraint(error) !== null) throw new AppError('AUTH_011')
+    throw error
+  }
+}
+
+export interface OwnerRegistration {
+  instituteName: string
+  businessRegistrationNumber: string
+  userLoginId: string
+  password: string
+  name: string
+}
+
+// Random slug and customId collisions are rare; a few fresh draws settle them.
+const IDENTIFIER_ATTEMPTS = 4
+
+/**
+ * Creates the tenant, its OWNER and the owner-directory entry in one transaction and opens the first session.
+ * The caller publishes OwnerRegisteredEvent once this has returned (after commit).
+ */
+export async function registerOwner(
+  deps: AuthDeps,
+  input: OwnerRegistration,
+  client: ClientInfo,
+): Promise<Registered> {
+  const businessNumber = normalizeBusinessNumber(input.businessRegistrationNumber)
+  if (!businessNumber) {
+    throw new AppError('VALIDATION_FAILED', 'businessRegistrationNumber is not a valid business registration number', {
+      errors: [{ field: 'body.businessRegistrationNumber', message: 'is not a valid business registration number' }],
+    })
+  }
+  checkPasswordPolicy(input.password, input.userLoginId)
+  if (await findOwnerEntry(deps.db, input.userLoginId)) throw new AppError('AUTH_011')
+  const passwordHash = await hashPassword(input.password, deps.env.SVC_BCRYPT_COST)
+
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createOwnerTenant(deps.db, deps, input, businessNumber, passwordHash, client)
+    } catch (error) {
+      const constraint = violatedUniqueConstraint(error)
+      if (constraint === null) throw error
+      if (constraint.includes('business_registration_number')) throw new AppError('AUTH_019')
+      if (constraint === 'owner_directory_pkey') throw new AppError('AUTH_011')
+      if (attempt >= IDENTIFIER_ATTEMPTS) throw error
+    }
+  }
+}
+
+async function createOwnerTenant(
+  db: Kysely<DB>,
+  deps: AuthDeps,
+  input: OwnerRegistration,
+  businessNumber: string,
+  passwordHash: string,
+  client: ClientInfo,
+): Promise<Registered> {
+  return db.transaction().execute(async (root) => {
+    const tenant = await insertTenant(root, {
+      slug: generateTenantSlug(input.instituteName),
+      customId: generateCustomId(),
+      name: input.instituteName,
+      businessRegistrationNumber: businessNumber,
+    })
+    const trx = await setTenant(root, tenant.id)
+    const user = await insertUser(trx, {
+      tenantId: tenant.id,
+      userLoginId: input.userLoginId,
+      passwordHash,
+      name: input.name,
+      phone: null,
+      role: 'OWNER',
+      avatarSeed: generateAvatarSeed(),
+    })
+    await insertOwnerEntry(root, { userLoginId: user.userLoginId, tenantId: tenant.id, userId: user.id })
+    const tokens = await openSession(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug, role: 'OWNER' }, client)
+    return { tokens, user: toUserResponse(user, tenant) }
+  })
+}

@@ -1,0 +1,8 @@
+/** SPEC Authentication item 5: requests under these prefixes never go through token extraction. */
+export const AUTH_SKIP_PREFIXES = ['/v1/login', '/v1/register', '/v1/refresh', '/v1/oauth2', '/actuator'] as const
+
+/** True when the path (query string ignored) is one of the prefixes or below it, segment-wise. */
+export function isAuthSkipped(url: string): boolean {
+  const path = url.split('?', 1)[0] ?? ''
+  return AUTH_SKIP_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))
+}

@@ -1,0 +1,106 @@
+import type { JWT } from '@fastify/jwt'
+import { randomUUID } from 'node:crypto'
+import type { Role } from '../../db/schema.js'
+import { AppError } from '../errors.js'
+
+export type TokenType = 'access' | 'refresh'
+
+/** Exactly the SPEC claim set plus `sid`; `iss` is added by the signer from SVC_JWT_ISSUER. */
+export interface TokenClaims {
+  sub: string
+  tenant_slug: string
+  tenant_id: number
+  role: Role
+  type: TokenType
+  sid: string
+  jti: string
+  iat: number
+  exp: number
+  iss: string
+}
+
+export interface TokenSubject {
+  userId: number
+  tenantSlug: string
+  tenantId: number
+  role: Role
+  sid: string
+}
+
+export interface IssuedToken {
+  token: string
+  jti: string
+  expiresAt: Date
+}
+
+export interface TokenPair {
+  access: IssuedToken
+  refresh: IssuedToken
+}
+
+export interface TokenLifetimes {
+  accessSeconds: number
+  refreshSeconds: number
+}
+
+function issue(jwt: JWT, subject: TokenSubject, type: TokenType, lifetimeSeconds: number, now: number): IssuedToken {
+  const jti = randomUUID()
+  const exp = now + lifetimeSeconds
+  const token = jwt.sign({
+    sub: String(subject.userId),
+    tenant_slug: subject.tenantSlug,
+    tenant_id: subject.tenantId,
+    role: subject.role,
+    type,
+    sid: subject.sid,
+    jti,
+    iat: now,
+    exp,
+  })
+  return { token, jti, expiresAt: new Date(exp * 1000) }
+}
+
+export function issueTokenPair(jwt: JWT, subject: TokenSubject, lifetimes: TokenLifetimes): TokenPair {
+  const now = Math.floor(Date.now() / 1000)
+  return {
+    access: issue(jwt, subject, 'access', lifetimes.accessSeconds, now),
+    refresh: issue(jwt, subject, 'refresh', lifetimes.refreshSeconds, now),
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const ROLES = new Set<string>(['OWNER', 'MANAGER', 'INSTRUCTOR', 'STUDENT'])
+
+function hasClaimShape(claims: Record<string, unknown>): claims is Record<string, unknown> & TokenClaims {
+  return (
+    typeof claims.sub === 'string' &&
+    /^[1-9][0-9]{0,15}$/.test(claims.sub) &&
+    typeof claims.tenant_slug === 'string' &&
+    typeof claims.tenant_id === 'number' &&
+    Number.isSafeInteger(claims.tenant_id) &&
+    claims.tenant_id > 0 &&
+    typeof claims.role === 'string' &&
+    ROLES.has(claims.role) &&
+    typeof claims.sid === 'string' &&
+    UUID.test(claims.sid) &&
+    typeof claims.jti === 'string' &&
+    UUID.test(claims.jti) &&
+    typeof claims.exp === 'number'
+  )
+}
+
+/**
+ * Verifies signature, algorithm, issuer, expiry, type and claim shape. Any failure is one catalog error:
+ * AUTH_003 for access tokens, AUTH_006 for refresh tokens (DECISIONS section 1).
+ */
+export function verifyToken(jwt: JWT, token: string, type: TokenType): TokenClaims {
+  const failure = type === 'access' ? 'AUTH_003' : 'AUTH_006'
+  let claims: Record<string, unknown>
+  try {
+    claims = jwt.verify<Record<string, unknown>>(token)
+  } catch {
+    throw new AppError(failure)
+  }
+  if (claims.type !== type || !hasClaimShape(claims)) throw new AppError(failure)
+  return claims
+}

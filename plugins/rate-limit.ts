@@ -1,0 +1,32 @@
+import fp from 'fastify-plugin'
+import { hitRateWindow } from '../db/repos/login-guards.js'
+import { AppError, type ErrorCode } from '../lib/errors.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Counts the request against the per-address budget shared by login, registration and refresh
+     * (SVC_LOGIN_IP_PER_MINUTE); the value is the error code answered beyond it.
+     */
+    addressRateLimit?: Extract<ErrorCode, 'AUTH_018' | 'RATE_LIMITED'>
+  }
+}
+
+export default fp(
+  async (app) => {
+    const limit = app.env.SVC_LOGIN_IP_PER_MINUTE
+    // onRequest: refused before the body is even read.
+    app.addHook('onRequest', async (request) => {
+      const code = request.routeOptions.config.addressRateLimit
+      if (!code) return
+      const { hits, resetsAt } = await hitRateWindow(app.db, `auth:${request.ip}`)
+      if (hits > limit) {
+        const retryAfter = Math.max(1, Math.ceil((resetsAt.getTime() - Date.now()) / 1000))
+        throw new AppError(code, 'Too many requests from this address; try again later.', {
+          headers: { 'retry-after': String(retryAfter) },
+        })
+      }
+    })
+  },
+  { name: 'rate-limit', dependencies: ['env', 'db'] },
+)

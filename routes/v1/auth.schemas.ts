@@ -1,0 +1,51 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { MinimalUserSchema, UserResponseSchema } from '../../lib/auth/user-response.js'
+
+const LoginId = Type.String({ minLength: 1, maxLength: 50, pattern: '^\\S+$' })
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' })
+// The policy (lib/auth/password-policy.ts) judges the content; the schema only bounds the size.
+const NewPassword = Type.String({ minLength: 1, maxLength: 200 })
+const Phone = Type.Union([Type.String({ maxLength: 20 }), Type.Null()])
+
+export const StudentRegistrationSchema = Type.Object(
+  {
+    tenantSlug: Type.String({ minLength: 1, maxLength: 63 }),
+    userLoginId: LoginId,
+    password: NewPassword,
+    name: Name,
+    phone: Type.Optional(Phone),
+  },
+  { additionalProperties: false },
+)
+export type StudentRegistration = Static<typeof StudentRegistrationSchema>
+
+export const OwnerRegistrationSchema = Type.Object(
+  {
+    instituteName: Name,
+    businessRegistrationNumber: Type.String({ minLength: 1, maxLength: 20 }),
+    userLoginId: LoginId,
+    password: NewPassword,
+    name: Name,
+  },
+  { additionalProperties: false },
+)
+export type OwnerRegistrationBody = Static<typeof OwnerRegistrationSchema>
+
+export const LoginSchema = Type.Object(
+  {
+    userLoginId: LoginId,
+    password: Type.String({ minLength: 1, maxLength: 1000 }),
+    customId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+  },
+  { additionalProperties: false },
+)
+export type LoginBody = Static<typeof LoginSchema>
+
+const lifetimes = {
+  accessExpiresIn: Type.Integer({ description: 'seconds' }),
+  refreshExpiresIn: Type.Integer({ description: 'seconds' }),
+}
+
+export const RegisteredResponseSchema = Type.Object({ ...lifetimes, user: UserResponseSchema })
+export const LoginResponseSchema = Type.Object({ ...lifetimes, user: MinimalUserSchema })
+export const RefreshResponseSchema = Type.Object({ ...lifetimes, user: Type.Null() })

@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { clientInfo } from '../../lib/auth/client-info.js'
+import { setAuthCookies } from '../../lib/auth/cookies.js'
+import { login } from '../../lib/auth/login.js'
+import { LoginResponseSchema, LoginSchema } from './auth.schemas.js'
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/login',
+    {
+      config: { auth: false, addressRateLimit: 'AUTH_018' },
+      schema: { tags: ['auth'], body: LoginSchema, response: { 200: LoginResponseSchema } },
+    },
+    async (request, reply) => {
+      const { tokens, user } = await login(app.authDeps, request.body, clientInfo(request))
+      setAuthCookies(reply, app.env, tokens)
+      return { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL, user }
+    },
+  )
+}
+
+export default routes

@@ -1,0 +1,26 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { REFRESH_COOKIE, setAuthCookies } from '../../lib/auth/cookies.js'
+import { refreshSession } from '../../lib/auth/refresh.js'
+import { RefreshResponseSchema } from './auth.schemas.js'
+
+// Refresh reads only the cookie and ignores any body, even malformed JSON: in this plugin's scope every body
+// is drained unparsed (still within the size limit).
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined))
+
+  app.post(
+    '/refresh',
+    {
+      config: { auth: false, addressRateLimit: 'RATE_LIMITED' },
+      schema: { tags: ['auth'], response: { 200: RefreshResponseSchema } },
+    },
+    async (request, reply) => {
+      const tokens = await refreshSession(app.authDeps, request.cookies[REFRESH_COOKIE])
+      setAuthCookies(reply, app.env, tokens)
+      return { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL, user: null }
+    },
+  )
+}
+
+export default routes
