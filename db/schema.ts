@@ -100,6 +100,142 @@ export interface RateLimitWindowsTable {
   hits: number
 }
 
+export type RegistrationStatus = 'PENDING' | 'APPROVED' | 'REJECTED'
+
+export interface SmsSenderSettingsTable {
+  tenantId: number
+  id: Generated<number>
+  provider: string
+  senderNumber: string | null
+  registrationStatus: RegistrationStatus
+  rejectionReason: string | null
+  approvedAt: NullableTimestamp
+  rejectedAt: NullableTimestamp
+  version: Generated<number>
+  createdAt: Generated<Date>
+  updatedAt: Timestamp
+}
+
+export type TemplateCategory = 'GENERAL' | 'ATTENDANCE' | 'PAYMENT' | 'EXAM' | 'CUSTOM'
+
+export interface SmsTemplatesTable {
+  tenantId: number
+  id: Generated<number>
+  name: string
+  content: string
+  category: TemplateCategory
+  createdBy: number
+  version: Generated<number>
+  createdAt: Generated<Date>
+  updatedAt: Timestamp
+}
+
+export interface RecipientGroupsTable {
+  tenantId: number
+  id: Generated<number>
+  ownerStaffId: number
+  name: string
+  icon: string | null
+  recipientCount: number
+  createdAt: Generated<Date>
+  updatedAt: Timestamp
+}
+
+/** Recipient fields as stored, shared by group members and message recipients. */
+interface StoredRecipient {
+  tenantId: number
+  phone: string
+  name: string | null
+  studentId: number | null
+  className: string | null
+  recipientRole: string | null
+}
+
+export interface RecipientGroupMembersTable extends StoredRecipient {
+  groupId: number
+  memberIndex: number
+}
+
+export type SmsStatus = 'PENDING' | 'DISPATCHED' | 'SENT' | 'FAILED' | 'PARTIAL' | 'CANCELLED'
+export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED'
+
+export interface SmsMessagesTable {
+  tenantId: number
+  id: Generated<number>
+  senderId: number
+  senderNumber: string | null
+  recipientType: string
+  recipientCount: number
+  title: string
+  recipientGroupId: number | null
+  content: string
+  templateId: number | null
+  scheduledAt: NullableTimestamp
+  cancelledAt: NullableTimestamp
+  sentAt: NullableTimestamp
+  messageType: 'SMS' | 'LMS'
+  estimatedSegments: number
+  unitPrice: number
+  totalPrice: number
+  status: ColumnType<SmsStatus, SmsStatus | undefined, SmsStatus>
+  successCount: Generated<number>
+  failCount: Generated<number>
+  provider: string
+  providerGroupId: string | null
+  providerStatus: string | null
+  dispatchAttempts: Generated<number>
+  lastProviderError: string | null
+  nextAttemptAt: Timestamp
+  claimToken: string | null
+  claimedUntil: NullableTimestamp
+  dispatchedAt: NullableTimestamp
+  confirmedAt: NullableTimestamp
+  version: Generated<number>
+  createdAt: Generated<Date>
+  updatedAt: Timestamp
+}
+
+export interface SmsRecipientsTable extends StoredRecipient {
+  smsId: number
+  recipientIndex: number
+  deliveryStatus: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>
+  providerMessageId: string | null
+  providerStatusCode: string | null
+  providerStatusMessage: string | null
+  reportedAt: NullableTimestamp
+  updatedAt: Timestamp
+}
+
+export interface ClassesTable {
+  id: Generated<number>
+  tenantId: number
+  name: string
+  createdAt: Generated<Date>
+}
+
+export interface ClassEnrollmentsTable {
+  id: Generated<number>
+  tenantId: number
+  classId: number
+  studentId: number
+  guardianPhone: string | null
+  status: ColumnType<string, string | undefined, string>
+  createdAt: Generated<Date>
+}
+
+export interface IdempotencyKeysTable {
+  tenantId: number
+  userId: number
+  route: string
+  key: string
+  fingerprint: string
+  state: 'IN_PROGRESS' | 'COMPLETED'
+  resourceId: number | null
+  statusCode: number | null
+  createdAt: Generated<Date>
+  expiresAt: Timestamp
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -109,4 +245,13 @@ export interface DB {
   revokedAccessTokens: RevokedAccessTokensTable
   loginFailures: LoginFailuresTable
   rateLimitWindows: RateLimitWindowsTable
+  smsSenderSettings: SmsSenderSettingsTable
+  smsTemplates: SmsTemplatesTable
+  recipientGroups: RecipientGroupsTable
+  recipientGroupMembers: RecipientGroupMembersTable
+  smsMessages: SmsMessagesTable
+  smsRecipients: SmsRecipientsTable
+  classes: ClassesTable
+  classEnrollments: ClassEnrollmentsTable
+  idempotencyKeys: IdempotencyKeysTable
 }

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely/migration'
 import * as foundation from './2026-11-22T00-00-00-foundation.js'
 import * as authSessions from './2026-11-22T01-00-00-auth-sessions.js'
+import * as sms from './2026-11-22T02-00-00-sms.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -9,4 +10,5 @@ import * as authSessions from './2026-11-22T01-00-00-auth-sessions.js'
 export const migrations: Record<string, Migration> = {
   '2026-11-22T00-00-00-foundation': foundation,
   '2026-11-22T01-00-00-auth-sessions': authSessions,
+  '2026-11-22T02-00-00-sms': sms,
 }
