@@ -1,0 +1,88 @@
+import { AppError } from '../errors.js'
+
+/**
+ * Parses the provider's delivery-report webhook body (PROVIDER.md "Delivery reports"). The provider retries a
+ * whole batch until it gets 200, so one bad element must not fail the others: each element parses on its own
+ * and a bad one becomes `{ok: false, reason}` for the caller to count as ignored.
+ */
+
+export interface DeliveryReport {
+  tenantSlug: string
+  smsId: number
+  recipientIndex: number
+  messageId: string | null
+  groupId: string | null
+  statusCode: string
+  statusMessage: string | null
+  dateProcessed: Date | null
+}
+
+export type ParsedDeliveryReport = { ok: true; report: DeliveryReport } | { ok: false; reason: string }
+
+const DIGITS = /^\d{1,15}$/
+
+type Fields = Record<string, unknown>
+
+function isObject(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+// customFields are strings on the wire; a JSON integer is tolerated because it names the same row.
+function toIndex(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null
+  if (typeof value === 'string' && DIGITS.test(value)) return Number(value)
+  return null
+}
+
+function optionalText(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null
+}
+
+function toDate(value: unknown): Date | null {
+  if (typeof value !== 'string' && typeof value !== 'number') return null
+  const date = new Date(value)
+  return Number.isNaN(date.getTime()) ? null : date
+}
+
+function statusCodeOf(value: unknown): string | null {
+  if (typeof value === 'string' && value.trim() !== '') return value.trim()
+  if (typeof value === 'number' && Number.isInteger(value)) return String(value)
+  return null
+}
+
+export function parseDeliveryReport(item: unknown): ParsedDeliveryReport {
+  if (!isObject(item)) return { ok: false, reason: 'entry is not an object' }
+  const data = item.data ?? item
+  if (!isObject(data)) return { ok: false, reason: 'data is not an object' }
+  const custom = data.customFields
+  if (!isObject(custom)) return { ok: false, reason: 'customFields missing' }
+
+  const tenantSlug = optionalText(custom.svcTenant)
+  if (tenantSlug === null) return { ok: false, reason: 'customFields.svcTenant missing' }
+  const smsId = toIndex(custom.svcSmsId)
+  if (smsId === null || smsId === 0) return { ok: false, reason: 'customFields.svcSmsId is not a positive integer' }
+  const recipientIndex = toIndex(custom.svcRecipient)
+  if (recipientIndex === null) return { ok: false, reason: 'customFields.svcRecipient is not a non-negative integer' }
+  const statusCode = statusCodeOf(data.statusCode)
+  if (statusCode === null) return { ok: false, reason: 'statusCode missing' }
+
+  return {
+    ok: true,
+    report: {
+      tenantSlug,
+      smsId,
+      recipientIndex,
+      messageId: optionalText(data.messageId),
+      groupId: optionalText(data.groupId),
+      statusCode,
+      statusMessage: optionalText(data.statusMessage),
+      dateProcessed: toDate(data.dateProcessed),
+    },
+  }
+}
+
+/** Throws VALIDATION_FAILED only when the body is not an array (DECISIONS 5); never for a bad element. */
+export function parseDeliveryReports(body: unknown): ParsedDeliveryReport[] {
+  if (!Array.isArray(body)) throw new AppError('VALIDATION_FAILED', 'body must be a JSON array')
+  return body.map(parseDeliveryReport)
+}

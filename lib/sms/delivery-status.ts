@@ -1,0 +1,48 @@
+/** Recipient delivery states and the message status they add up to (PROVIDER.md "Status codes", DECISIONS 5-6). */
+
+export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED'
+export type FinalDeliveryStatus = 'DELIVERED' | 'FAILED' | 'CANCELLED'
+export type AggregateStatus = 'SENT' | 'PARTIAL' | 'FAILED' | 'CANCELLED'
+
+const PENDING_AT_PROVIDER = new Set(['2000', '3000'])
+const DELIVERED_CODE = '4000'
+
+/** `2000`/`3000` are still on their way; `4000` is delivered; every other code is a final failure. */
+export function deliveryStatusForCode(statusCode: string): 'DISPATCHED' | 'DELIVERED' | 'FAILED' {
+  if (statusCode === DELIVERED_CODE) return 'DELIVERED'
+  return PENDING_AT_PROVIDER.has(statusCode) ? 'DISPATCHED' : 'FAILED'
+}
+
+export function isFinalDeliveryStatus(status: DeliveryStatus): status is FinalDeliveryStatus {
+  return status === 'DELIVERED' || status === 'FAILED' || status === 'CANCELLED'
+}
+
+/**
+ * The status a recipient moves to when `incoming` is reported while it is `current`, or null when the report
+ * changes nothing. The first final status wins and nothing goes back to PENDING or DISPATCHED, so repeated and
+ * out-of-order provider reports are harmless (DECISIONS 5).
+ */
+export function nextDeliveryStatus(current: DeliveryStatus, incoming: DeliveryStatus): DeliveryStatus | null {
+  if (isFinalDeliveryStatus(current) || incoming === current || incoming === 'PENDING') return null
+  return incoming
+}
+
+export type DeliveryCounts = Partial<Record<DeliveryStatus, number>>
+
+/**
+ * The message status once no recipient is PENDING or DISPATCHED, else null (not decided yet). All DELIVERED ->
+ * SENT, none DELIVERED -> FAILED, otherwise PARTIAL. A CANCELLED recipient did not get the message, so it counts
+ * against SENT like a failure; only a message whose every recipient is CANCELLED aggregates to CANCELLED.
+ * No recipients at all is null: there is nothing to decide.
+ */
+export function aggregateStatus(counts: DeliveryCounts): AggregateStatus | null {
+  const pending = (counts.PENDING ?? 0) + (counts.DISPATCHED ?? 0)
+  const delivered = counts.DELIVERED ?? 0
+  const failed = counts.FAILED ?? 0
+  const cancelled = counts.CANCELLED ?? 0
+  const total = pending + delivered + failed + cancelled
+  if (pending > 0 || total === 0) return null
+  if (delivered === total) return 'SENT'
+  if (cancelled === total) return 'CANCELLED'
+  return delivered === 0 ? 'FAILED' : 'PARTIAL'
+}

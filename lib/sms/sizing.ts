@@ -1,0 +1,115 @@
+import { AppError } from '../errors.js'
+
+/** Sizes and prices the way the provider bills (PROVIDER.md "Message types and sizes", DECISIONS 6). */
+
+export const SMS_MAX_BYTES = 90
+export const LMS_MAX_BYTES = 2000
+
+export type MessageType = 'SMS' | 'LMS'
+
+export interface RenderFields {
+  name?: string | null
+  className?: string | null
+}
+
+export interface MessageEstimate {
+  messageType: MessageType
+  estimatedSegments: number
+  unitPrice: number
+  totalPrice: number
+  maxBytes: number
+}
+
+const PLACEHOLDER = /\{(name|className)\}/g
+const NAME_TOKEN = '{name}'
+const CLASS_NAME_TOKEN = '{className}'
+
+/**
+ * Carrier byte count: ASCII 1, every other code point 2. A surrogate pair is one code point (2 bytes); a lone
+ * surrogate also counts 2, so malformed text never comes out shorter than it will be billed.
+ */
+export function smsByteLength(text: string): number {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit <= 0x7f) {
+      bytes += 1
+      continue
+    }
+    bytes += 2
+    const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0
+    if (unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++
+  }
+  return bytes
+}
+
+/** Replaces `{name}` and `{className}` only; a value is inserted as written and never scanned again. */
+export function renderContent(content: string, recipient: RenderFields): string {
+  return content.replace(PLACEHOLDER, (_match, field: 'name' | 'className') => recipient[field] ?? '')
+}
+
+function countOccurrences(text: string, token: string): number {
+  let count = 0
+  for (let at = text.indexOf(token); at !== -1; at = text.indexOf(token, at + token.length)) count++
+  return count
+}
+
+/**
+ * The byte length of every recipient's rendering is the template's fixed part plus each placeholder's value,
+ * so 10,000 recipients cost one pass over their names, not 10,000 renderings.
+ */
+export function estimateMessage(
+  content: string,
+  recipients: readonly RenderFields[],
+  prices: { sms: number; lms: number },
+): MessageEstimate {
+  const nameCount = countOccurrences(content, NAME_TOKEN)
+  const classNameCount = countOccurrences(content, CLASS_NAME_TOKEN)
+  const fixedBytes =
+    smsByteLength(content) - nameCount * smsByteLength(NAME_TOKEN) - classNameCount * smsByteLength(CLASS_NAME_TOKEN)
+
+  // Every rendering is at least the fixed part, which is also the answer when there are no recipients.
+  let maxBytes = fixedBytes
+  let longestIndex: number | null = null
+  for (const [index, recipient] of recipients.entries()) {
+    const bytes =
+      fixedBytes +
+      (nameCount > 0 ? nameCount * smsByteLength(recipient.name ?? '') : 0) +
+      (classNameCount > 0 ? classNameCount * smsByteLength(recipient.className ?? '') : 0)
+    if (longestIndex === null || bytes > maxBytes) {
+      maxBytes = bytes
+      longestIndex = index
+    }
+  }
+
+  if (maxBytes > LMS_MAX_BYTES) {
+    const whose = longestIndex === null ? '' : ` for recipient ${longestIndex}`
+    throw new AppError(
+      'CONTENT_TOO_LONG',
+      `The rendered content is ${maxBytes} bytes${whose}; the limit is ${LMS_MAX_BYTES} bytes.`,
+    )
+  }
+  const messageType: MessageType = maxBytes <= SMS_MAX_BYTES ? 'SMS' : 'LMS'
+  const unitPrice = messageType === 'SMS' ? prices.sms : prices.lms
+  const recipientCount = recipients.length
+  return { messageType, estimatedSegments: recipientCount, unitPrice, totalPrice: unitPrice * recipientCount, maxBytes }
+}
+
+/** DECISIONS 6: the recipients' common role, or CUSTOM when they are mixed, blank or absent. */
+export function inferRecipientType(recipients: readonly { recipientRole?: string | null }[]): string {
+  const first = recipients[0]?.recipientRole
+  if (!first || first.trim() === '') return 'CUSTOM'
+  return recipients.every((recipient) => recipient.recipientRole === first) ? first : 'CUSTOM'
+}
+
+/** The longest prefix of `text` within `maxBytes`, cut between code points so no character is split. */
+export function truncateToBytes(text: string, maxBytes: number): string {
+  let bytes = 0
+  let end = 0
+  for (const char of text) {
+    bytes += smsByteLength(char)
+    if (bytes > maxBytes) break
+    end += char.length
+  }
+  return text.slice(0, end)
+}
