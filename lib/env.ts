@@ -41,6 +41,8 @@ export const EnvSchema = Type.Object({
   SVC_SMS_EXTSMS_API_SECRET: Secret(),
   SVC_SMS_EXTSMS_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   SVC_SMS_EXTSMS_WEBHOOK_TOKEN: Secret(),
+  // `off` makes an instance API-only (no dispatch loop), e.g. to run dispatch in separate worker processes.
+  SVC_SMS_DISPATCHER: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   SVC_SMS_MAX_ATTEMPTS: Int(5, 1, 50),
   SVC_SMS_BATCH_SIZE: Int(100, 1, 1000),
   SVC_SMS_SCHEDULER_CRON: Type.String({ default: '*/5 * * * * *', minLength: 9 }),

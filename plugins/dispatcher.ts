@@ -1,18 +1,53 @@
 import fp from 'fastify-plugin'
+import cron from 'node-cron'
+import { createDispatcher, type Dispatcher } from '../lib/sms/dispatch/dispatcher.js'
+import { createProvider } from '../lib/sms/providers/index.js'
+import type { SmsProvider } from '../lib/sms/providers/provider.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    dispatcher: {
-      /** Asks the dispatcher to look for due messages now (called after a send commits). */
-      kick(): void
-    }
+    /** The dispatch loop; `kick()` after a send commits. With SVC_SMS_DISPATCHER=off, kick does nothing. */
+    dispatcher: Pick<Dispatcher, 'kick' | 'runOnce' | 'processClaim'>
+    smsProvider: SmsProvider
   }
 }
 
-// Interim entry point: the dispatch engine replaces this body; until then the message rows wait as PENDING.
+/**
+ * Message rows are the outbox: a send commits PENDING rows and kicks the loop; the cron tick
+ * (SVC_SMS_SCHEDULER_CRON) finds anything due that a kick missed (scheduled sends, retries, a process that died
+ * between commit and kick, an expired claim of a crashed instance).
+ */
 export default fp(
   async (app) => {
-    app.decorate('dispatcher', { kick: () => undefined })
+    const { env } = app
+    const provider = createProvider(env)
+    app.decorate('smsProvider', provider)
+    const dispatcher = createDispatcher({
+      db: app.db,
+      provider,
+      log: app.log.child({ component: 'dispatcher' }),
+      batchSize: env.SVC_SMS_BATCH_SIZE,
+      maxAttempts: env.SVC_SMS_MAX_ATTEMPTS,
+      retryBaseSeconds: env.SVC_SMS_RETRY_BASE_SECONDS,
+    })
+    const enabled = env.SVC_SMS_DISPATCHER === 'on'
+    app.decorate('dispatcher', {
+      kick: () => (enabled ? dispatcher.kick() : undefined),
+      runOnce: dispatcher.runOnce,
+      processClaim: dispatcher.processClaim,
+    })
+    if (!enabled) return
+
+    const task = cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => dispatcher.kick(), {
+      name: 'sms-dispatch',
+      noOverlap: true,
+    })
+    app.addHook('onReady', async () => dispatcher.kick())
+    // On shutdown: no new claims; in-flight sends finish and record, unstarted claims are released.
+    app.addHook('onClose', async () => {
+      await task.destroy()
+      await dispatcher.stop()
+    })
   },
-  { name: 'dispatcher', dependencies: ['db'] },
+  { name: 'dispatcher', dependencies: ['env', 'db'] },
 )

@@ -19,6 +19,8 @@ export function testEnv(overrides: Record<string, string> = {}): Env {
     SVC_BCRYPT_COST: '4',
     // Every test request comes from one address; the limiter has its own tests with a low limit.
     SVC_LOGIN_IP_PER_MINUTE: '1000000',
+    // Dispatch works across tenants; its tests run it against databases of their own.
+    SVC_SMS_DISPATCHER: 'off',
     SVC_DB_POOL_MAX: '5',
     SVC_MIGRATE_ON_START: 'false',
     ...overrides,

@@ -1,3 +1,5 @@
+import type { DeliveryReport } from '../delivery-report.js'
+
 /**
  * The contract every SMS provider adapter implements. Adapters never touch the database: the dispatcher turns
  * a SendResult into recipient rows, so the mock and the live provider share one code path.
@@ -37,4 +39,10 @@ export type SendResult =
 export interface SmsProvider {
   readonly name: 'mock' | 'extsms'
   send(request: SendRequest): Promise<SendResult>
+  /**
+   * Delivery reports the provider produces itself once an accepted send is recorded (the mock reports every
+   * recipient DELIVERED at once); they go through the same code path as the webhook's. Live providers call the
+   * webhook instead and leave this out.
+   */
+  reportsFor?(request: SendRequest, result: Extract<SendResult, { kind: 'accepted' }>): DeliveryReport[]
 }

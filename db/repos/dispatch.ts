@@ -1,0 +1,177 @@
+import { sql, type Kysely } from 'kysely'
+import type { DB, DeliveryStatus, SmsStatus } from '../schema.js'
+import type { TenantTx } from '../tenant.js'
+
+export interface Claim {
+  tenantId: number
+  smsId: number
+  claimToken: string
+}
+
+/**
+ * Claims up to `batchSize` due messages across tenants for `leaseSeconds`, through the owner-privileged
+ * svc_claim_due_sms function (FOR UPDATE SKIP LOCKED: concurrent instances never claim the same row). It returns
+ * ids and tokens only; every read of message data happens later inside the message's tenant context.
+ */
+export async function claimDueMessages(db: Kysely<DB>, batchSize: number, leaseSeconds: number): Promise<Claim[]> {
+  const { rows } = await sql<Claim>`
+    select tenant_id, sms_id, claim_token from svc_claim_due_sms(${batchSize}, ${leaseSeconds})`.execute(db)
+  return rows
+}
+
+export interface ClaimedMessage {
+  id: number
+  senderNumber: string | null
+  title: string
+  content: string
+  messageType: 'SMS' | 'LMS'
+  dispatchAttempts: number
+  tenantSlug: string
+}
+
+/** The message if this claim still holds it (PENDING, same token, lease not expired), else undefined. */
+export async function findClaimedMessage(trx: TenantTx, claim: Claim): Promise<ClaimedMessage | undefined> {
+  return trx
+    .selectFrom('smsMessages as m')
+    .innerJoin('tenants as t', 't.id', 'm.tenantId')
+    .select(['m.id', 'm.senderNumber', 'm.title', 'm.content', 'm.messageType', 'm.dispatchAttempts', 't.slug as tenantSlug'])
+    .where('m.id', '=', claim.smsId)
+    .where('m.status', '=', 'PENDING')
+    .where('m.claimToken', '=', claim.claimToken)
+    .where('m.claimedUntil', '>', new Date())
+    .executeTakeFirst()
+}
+
+/** Recipients not yet handed to the provider: a recipient the provider accepted is never sent again. */
+export function findUnsentRecipients(trx: TenantTx, smsId: number) {
+  return trx
+    .selectFrom('smsRecipients')
+    .select(['recipientIndex', 'phone', 'name', 'className'])
+    .where('smsId', '=', smsId)
+    .where('deliveryStatus', '=', 'PENDING')
+    .orderBy('recipientIndex')
+    .execute()
+}
+
+/**
+ * Takes the message back from the claim holder: returns false (and changes nothing) when the claim was lost,
+ * e.g. the lease expired and another instance reclaimed it. Every result write starts here.
+ */
+export async function lockOwnClaim(trx: TenantTx, claim: Claim): Promise<boolean> {
+  const row = await trx
+    .selectFrom('smsMessages')
+    .select('id')
+    .where('id', '=', claim.smsId)
+    .where('claimToken', '=', claim.claimToken)
+    .where('status', '=', 'PENDING')
+    .forUpdate()
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+export interface RecipientOutcome {
+  recipientIndex: number
+  status: Extract<DeliveryStatus, 'DISPATCHED' | 'FAILED'>
+  providerMessageId: string | null
+  statusCode: string | null
+  statusMessage: string | null
+}
+
+/**
+ * Writes the provider's per-recipient answer in one statement. Only PENDING recipients change status, so a
+ * delivery report that arrived before this write (the provider can be that fast) is never overwritten.
+ */
+export async function recordRecipientOutcomes(trx: TenantTx, smsId: number, outcomes: RecipientOutcome[]): Promise<void> {
+  if (outcomes.length === 0) return
+  await sql`
+    update sms_recipients r set
+      delivery_status = case when r.delivery_status = 'PENDING' then o.status else r.delivery_status end,
+      provider_message_id = coalesce(r.provider_message_id, o.message_id),
+      provider_status_code = coalesce(r.provider_status_code, o.status_code),
+      provider_status_message = coalesce(r.provider_status_message, o.status_message),
+      updated_at = now()
+    from unnest(${outcomes.map((o) => o.recipientIndex)}::int[], ${outcomes.map((o) => o.status)}::text[],
+                ${outcomes.map((o) => o.providerMessageId)}::text[], ${outcomes.map((o) => o.statusCode)}::text[],
+                ${outcomes.map((o) => o.statusMessage)}::text[])
+      as o(recipient_index, status, message_id, status_code, status_message)
+    where r.sms_id = ${smsId} and r.recipient_index = o.recipient_index`.execute(trx)
+}
+
+/** Fails every recipient still PENDING (refused as a whole, or retries exhausted). */
+export async function failPendingRecipients(trx: TenantTx, smsId: number, reason: string): Promise<void> {
+  await trx
+    .updateTable('smsRecipients')
+    .set({ deliveryStatus: 'FAILED', providerStatusMessage: reason.slice(0, 200), updatedAt: new Date() })
+    .where('smsId', '=', smsId)
+    .where('deliveryStatus', '=', 'PENDING')
+    .execute()
+}
+
+export interface RecipientTally {
+  pending: number
+  dispatched: number
+  delivered: number
+  failed: number
+}
+
+export async function tallyRecipients(trx: TenantTx, smsId: number): Promise<RecipientTally> {
+  const row = await trx
+    .selectFrom('smsRecipients')
+    .select((eb) => [
+      eb.fn.countAll<number>().filterWhere('deliveryStatus', '=', 'PENDING').as('pending'),
+      eb.fn.countAll<number>().filterWhere('deliveryStatus', '=', 'DISPATCHED').as('dispatched'),
+      eb.fn.countAll<number>().filterWhere('deliveryStatus', '=', 'DELIVERED').as('delivered'),
+      eb.fn.countAll<number>().filterWhere('deliveryStatus', '=', 'FAILED').as('failed'),
+    ])
+    .where('smsId', '=', smsId)
+    .executeTakeFirstOrThrow()
+  return row
+}
+
+export interface DispatchUpdate {
+  status: SmsStatus
+  attemptsIncrement: 1
+  providerGroupId?: string | null
+  lastProviderError?: string | null
+  nextAttemptAt?: Date
+  sentAt?: Date
+  successCount?: number
+  failCount?: number
+  confirmed?: boolean
+}
+
+/** Ends this claim: writes the attempt's outcome and releases the token and lease. */
+export async function finishAttempt(trx: TenantTx, claim: Claim, update: DispatchUpdate): Promise<void> {
+  const now = new Date()
+  await trx
+    .updateTable('smsMessages')
+    .set((eb) => ({
+      status: update.status,
+      dispatchAttempts: eb('dispatchAttempts', '+', 1),
+      claimToken: null,
+      claimedUntil: null,
+      dispatchedAt: now,
+      updatedAt: now,
+      version: eb('version', '+', 1),
+      ...(update.providerGroupId ? { providerGroupId: eb.fn.coalesce('providerGroupId', eb.val(update.providerGroupId)) } : {}),
+      ...(update.lastProviderError !== undefined ? { lastProviderError: update.lastProviderError?.slice(0, 1000) ?? null } : {}),
+      ...(update.nextAttemptAt ? { nextAttemptAt: update.nextAttemptAt } : {}),
+      ...(update.sentAt ? { sentAt: eb.fn.coalesce('sentAt', eb.val(update.sentAt)) } : {}),
+      ...(update.successCount !== undefined ? { successCount: update.successCount } : {}),
+      ...(update.failCount !== undefined ? { failCount: update.failCount } : {}),
+      ...(update.confirmed ? { confirmedAt: now } : {}),
+    }))
+    .where('id', '=', claim.smsId)
+    .where('claimToken', '=', claim.claimToken)
+    .execute()
+}
+
+/** Gives a claim back untouched (shutdown before the provider was called). */
+export async function releaseClaim(trx: TenantTx, claim: Claim): Promise<void> {
+  await trx
+    .updateTable('smsMessages')
+    .set({ claimToken: null, claimedUntil: null })
+    .where('id', '=', claim.smsId)
+    .where('claimToken', '=', claim.claimToken)
+    .execute()
+}

@@ -1,0 +1,142 @@
+import { sql, type Kysely } from 'kysely'
+import { findTenantBySlug } from '../../../db/repos/tenants.js'
+import type { DB } from '../../../db/schema.js'
+import { withTenant, type TenantTx } from '../../../db/tenant.js'
+import type { DeliveryReport, ParsedDeliveryReport } from '../delivery-report.js'
+import { aggregateStatus, deliveryStatusForCode, nextDeliveryStatus, type DeliveryStatus } from '../delivery-status.js'
+
+export interface ApplyResult {
+  processed: number
+  ignored: number
+}
+
+interface RecipientChange {
+  recipientIndex: number
+  status: DeliveryStatus
+  messageId: string | null
+  statusCode: string
+  statusMessage: string | null
+}
+
+function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>()
+  for (const item of items) {
+    const list = groups.get(key(item))
+    if (list) list.push(item)
+    else groups.set(key(item), [item])
+  }
+  return groups
+}
+
+/**
+ * Applies delivery reports (webhook and mock alike). Each report is matched by tenant slug, message id and
+ * recipient index, then checked against the stored provider ids (Behavior rule 8); anything unknown,
+ * mismatching, duplicate or stale is counted as ignored and never touches another row. Reports of one message
+ * are applied under that message's row lock, so success and failure counts stay exact under concurrent
+ * callbacks, and the first final status of a recipient wins.
+ */
+export async function applyDeliveryReports(db: Kysely<DB>, parsed: ParsedDeliveryReport[]): Promise<ApplyResult> {
+  const result: ApplyResult = { processed: 0, ignored: 0 }
+  const reports: DeliveryReport[] = []
+  for (const entry of parsed) {
+    if (entry.ok) reports.push(entry.report)
+    else result.ignored++
+  }
+  for (const [slug, tenantReports] of groupBy(reports, (report) => report.tenantSlug)) {
+    const tenant = await findTenantBySlug(db, slug)
+    if (!tenant) {
+      result.ignored += tenantReports.length
+      continue
+    }
+    const byMessage = [...groupBy(tenantReports, (report) => report.smsId)].sort(([a], [b]) => a - b)
+    await withTenant(db, tenant.id, async (trx) => {
+      // Ascending message order: two concurrent batches lock rows in the same order and cannot deadlock.
+      for (const [smsId, messageReports] of byMessage) {
+        const applied = await applyToMessage(trx, smsId, messageReports)
+        result.processed += applied
+        result.ignored += messageReports.length - applied
+      }
+    })
+  }
+  return result
+}
+
+async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryReport[]): Promise<number> {
+  const message = await trx
+    .selectFrom('smsMessages')
+    .select(['id', 'status', 'providerGroupId', 'recipientCount', 'successCount', 'failCount'])
+    .where('id', '=', smsId)
+    .forUpdate()
+    .executeTakeFirst()
+  if (!message) return 0
+  const indexes = [...new Set(reports.map((report) => report.recipientIndex))]
+  const recipients = await trx
+    .selectFrom('smsRecipients')
+    .select(['recipientIndex', 'deliveryStatus', 'providerMessageId'])
+    .where('smsId', '=', smsId)
+    .where('recipientIndex', 'in', indexes)
+    .execute()
+  const current = new Map(recipients.map((recipient) => [recipient.recipientIndex, { ...recipient }]))
+
+  let groupId = message.providerGroupId
+  const changes = new Map<number, RecipientChange>()
+  let delivered = 0
+  let failed = 0
+  let applied = 0
+  for (const report of reports) {
+    const recipient = current.get(report.recipientIndex)
+    if (!recipient) continue
+    // Group ids are checked only when both sides have one; a report may name the group first.
+    if (groupId && report.groupId && report.groupId !== groupId) continue
+    // The provider message id must match the one stored at dispatch; an unverifiable report is ignored.
+    if (recipient.providerMessageId ? report.messageId !== recipient.providerMessageId : !report.messageId) continue
+    const next = nextDeliveryStatus(recipient.deliveryStatus, deliveryStatusForCode(report.statusCode))
+    if (!next) continue
+    groupId ??= report.groupId
+    if (next === 'DELIVERED') delivered++
+    if (next === 'FAILED') failed++
+    applied++
+    recipient.deliveryStatus = next
+    recipient.providerMessageId ??= report.messageId
+    changes.set(report.recipientIndex, {
+      recipientIndex: report.recipientIndex,
+      status: next,
+      messageId: recipient.providerMessageId,
+      statusCode: report.statusCode,
+      statusMessage: report.statusMessage,
+    })
+  }
+  if (changes.size === 0) return 0
+
+  const rows = [...changes.values()]
+  await sql`
+    update sms_recipients r set
+      delivery_status = c.status, provider_message_id = c.message_id, provider_status_code = c.status_code,
+      provider_status_message = left(c.status_message, 200), reported_at = now(), updated_at = now()
+    from unnest(${rows.map((row) => row.recipientIndex)}::int[], ${rows.map((row) => row.status)}::text[],
+                ${rows.map((row) => row.messageId)}::text[], ${rows.map((row) => row.statusCode)}::text[],
+                ${rows.map((row) => row.statusMessage)}::text[])
+      as c(recipient_index, status, message_id, status_code, status_message)
+    where r.sms_id = ${smsId} and r.recipient_index = c.recipient_index`.execute(trx)
+
+  const successCount = message.successCount + delivered
+  const failCount = message.failCount + failed
+  // A message still PENDING is mid-dispatch: the dispatcher settles its status when it records the attempt.
+  const settled =
+    message.status === 'DISPATCHED'
+      ? aggregateStatus({ DELIVERED: successCount, FAILED: failCount, DISPATCHED: message.recipientCount - successCount - failCount })
+      : null
+  await trx
+    .updateTable('smsMessages')
+    .set({
+      successCount,
+      failCount,
+      providerGroupId: groupId,
+      providerStatus: rows.at(-1)?.statusCode ?? null,
+      updatedAt: new Date(),
+      ...(settled ? { status: settled, confirmedAt: new Date() } : {}),
+    })
+    .where('id', '=', smsId)
+    .execute()
+  return applied
+}
