@@ -1,0 +1,155 @@
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { deliveryReport, deliveryReportBody, providerSecretHeader, startFakeExtSms, type FakeExtSms, type FakeSentMessage } from '../fakes/extsms-server.js'
+import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
+import { buildTestApp } from '../helper.js'
+import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
+
+const WEBHOOK = '/v1/sms/solapi/webhook'
+const TOKEN = 'test-secret'
+const credentials = { apiKey: 'test-key', apiSecret: 'test-secret-value' }
+
+describe('POST /v1/sms/solapi/webhook', () => {
+  let iso: IsolatedDatabase
+  let fake: FakeExtSms
+  let app: FastifyInstance
+
+  beforeAll(async () => {
+    iso = await isolatedDatabase()
+    fake = await startFakeExtSms(credentials)
+    app = await buildTestApp({
+      DATABASE_URL: iso.url,
+      SVC_SMS_PROVIDER: 'extsms',
+      SVC_SMS_EXTSMS_API_KEY: credentials.apiKey,
+      SVC_SMS_EXTSMS_API_SECRET: credentials.apiSecret,
+      SVC_SMS_EXTSMS_BASE_URL: fake.url,
+      SVC_SMS_EXTSMS_WEBHOOK_TOKEN: TOKEN,
+    })
+  })
+  afterAll(async () => {
+    await app.close()
+    await fake.close()
+    await iso.drop()
+  })
+
+  /** A message of `recipients` recipients, dispatched to the fake provider; returns what the provider got. */
+  async function dispatched(recipients = 2) {
+    const tenant = await insertTenantAndSender(iso.owner)
+    const smsId = await insertPendingMessage(iso.owner, {
+      ...tenant,
+      recipients: Array.from({ length: recipients }, (_, index) => ({ phone: `0101234${String(index).padStart(4, '0')}`, name: `n${index}` })),
+    })
+    await app.dispatcher.runOnce()
+    const sent = fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId))
+    expect(sent).toHaveLength(recipients)
+    return { smsId, sent, tenant }
+  }
+
+  const post = (payload: unknown, secret: string | null = providerSecretHeader(TOKEN)) =>
+    app.inject({ method: 'POST', url: WEBHOOK, payload: payload as object, headers: secret === null ? {} : { 'x-provider-secret': secret } })
+
+  it('applies reports and settles the message SENT when every recipient is delivered', async () => {
+    const { smsId, sent } = await dispatched()
+    const response = await post(deliveryReportBody(sent))
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ processed: 2, ignored: 0 })
+    const state = await messageState(iso.owner, smsId)
+    expect(state).toMatchObject({ status: 'SENT', successCount: 2, failCount: 0 })
+    expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerStatusCode])).toEqual([
+      ['DELIVERED', '4000'],
+      ['DELIVERED', '4000'],
+    ])
+  })
+
+  it('accepts envelope and flat reports, and settles PARTIAL or FAILED by the aggregate', async () => {
+    const partial = await dispatched()
+    await post([deliveryReport(partial.sent[0]!, { envelope: true }), deliveryReport(partial.sent[1]!, { envelope: false, statusCode: '3043' })])
+    expect(await messageState(iso.owner, partial.smsId)).toMatchObject({ status: 'PARTIAL', successCount: 1, failCount: 1 })
+
+    const failed = await dispatched()
+    await post(deliveryReportBody(failed.sent, { statusCode: '3050', envelope: false }))
+    expect(await messageState(iso.owner, failed.smsId)).toMatchObject({ status: 'FAILED', successCount: 0, failCount: 2 })
+  })
+
+  it('keeps the message DISPATCHED while a recipient is still pending at the provider', async () => {
+    const { smsId, sent } = await dispatched()
+    await post([deliveryReport(sent[0]!), deliveryReport(sent[1]!, { statusCode: '3000' })])
+    const state = await messageState(iso.owner, smsId)
+    expect(state.status).toBe('DISPATCHED')
+    expect(state.recipients.map((recipient) => recipient.deliveryStatus)).toEqual(['DELIVERED', 'DISPATCHED'])
+  })
+
+  it('refuses a missing or wrong secret', async () => {
+    const { sent } = await dispatched(1)
+    for (const secret of [null, '', 'wrong', providerSecretHeader('other-token'), providerSecretHeader(TOKEN).toUpperCase()]) {
+      const response = await post(deliveryReportBody(sent), secret)
+      expect({ secret, status: response.statusCode }).toEqual({ secret, status: 401 })
+      expect(response.json().code).toBe('WEBHOOK_SECRET_INVALID')
+    }
+  })
+
+  it('answers 400 to anything but a JSON array', async () => {
+    for (const payload of [{ messageId: 'x' }, 'text']) {
+      const response = await app.inject({ method: 'POST', url: WEBHOOK, headers: { 'x-provider-secret': providerSecretHeader(TOKEN), 'content-type': 'application/json' }, payload: JSON.stringify(payload) })
+      expect(response.statusCode).toBe(400)
+      expect(response.json().code).toBe('VALIDATION_FAILED')
+    }
+    const malformed = await app.inject({ method: 'POST', url: WEBHOOK, headers: { 'x-provider-secret': providerSecretHeader(TOKEN), 'content-type': 'application/json' }, payload: '[{' })
+    expect(malformed.statusCode).toBe(400)
+  })
+
+  it('ignores entries it cannot verify and never applies them elsewhere', async () => {
+    const { smsId, sent, tenant } = await dispatched(2)
+    const [first, second] = sent as [FakeSentMessage, FakeSentMessage]
+    const other = await dispatched(1)
+    const body = [
+      42,
+      { data: { statusCode: '4000' } },
+      deliveryReport({ ...first, customFields: { ...first.customFields, svcTenant: 'no-such-tenant' } }),
+      deliveryReport({ ...first, customFields: { ...first.customFields, svcSmsId: '999999999' } }),
+      deliveryReport({ ...first, customFields: { ...first.customFields, svcRecipient: '7' } }),
+      deliveryReport({ ...first, messageId: 'M4V20260101000000WRONGWRONGWRONG' }),
+      deliveryReport({ ...second, groupId: 'G4V20260101000000WRONGWRONGWRONG' }),
+      // Tenant of another message: same ids, other tenant slug.
+      deliveryReport({ ...first, customFields: { ...first.customFields, svcTenant: other.tenant.slug } }),
+    ]
+    const response = await post(body)
+    expect(response.json()).toEqual({ processed: 0, ignored: body.length })
+    const state = await messageState(iso.owner, smsId)
+    expect(state.recipients.map((recipient) => recipient.deliveryStatus)).toEqual(['DISPATCHED', 'DISPATCHED'])
+    expect(state.status).toBe('DISPATCHED')
+    expect((await messageState(iso.owner, other.smsId)).recipients[0]!.deliveryStatus).toBe('DISPATCHED')
+    expect(tenant.slug).not.toBe(other.tenant.slug)
+  })
+
+  it('is idempotent and order-tolerant: duplicates and stale reports change nothing', async () => {
+    const { smsId, sent } = await dispatched(1)
+    const delivered = deliveryReportBody(sent)
+    expect((await post(delivered)).json()).toEqual({ processed: 1, ignored: 0 })
+    expect((await post(delivered)).json()).toEqual({ processed: 0, ignored: 1 })
+    expect((await post(deliveryReportBody(sent, { statusCode: '3000' }))).json()).toEqual({ processed: 0, ignored: 1 })
+    expect((await post(deliveryReportBody(sent, { statusCode: '3043' }))).json()).toEqual({ processed: 0, ignored: 1 })
+    expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'SENT', successCount: 1, failCount: 0 })
+  })
+
+  it('records the group id from a report when none was stored, and keeps a stored one a report omits', async () => {
+    const { smsId, sent } = await dispatched(2)
+    await iso.owner.updateTable('smsMessages').set({ providerGroupId: null }).where('id', '=', smsId).execute()
+    expect((await post([deliveryReport(sent[0]!)])).json()).toEqual({ processed: 1, ignored: 0 })
+    expect((await messageState(iso.owner, smsId)).providerGroupId).toBe(sent[0]!.groupId)
+
+    const withoutGroup = deliveryReport(sent[1]!) as { data: Record<string, unknown> }
+    delete withoutGroup.data.groupId
+    expect((await post([withoutGroup])).json()).toEqual({ processed: 1, ignored: 0 })
+    expect((await messageState(iso.owner, smsId)).providerGroupId).toBe(sent[0]!.groupId)
+  })
+
+  it('keeps counts exact under concurrent reports for one message', async () => {
+    const { smsId, sent } = await dispatched(20)
+    const responses = await Promise.all(
+      sent.map((message, index) => post([deliveryReport(message, { statusCode: index % 4 === 0 ? '3040' : '4000' })])),
+    )
+    expect(responses.every((response) => response.statusCode === 200)).toBe(true)
+    expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'PARTIAL', successCount: 15, failCount: 5 })
+  })
+})
