@@ -1,0 +1,48 @@
+import { Type, type Static } from '@sinclair/typebox'
+import type { TemplateRecord } from '../../db/repos/sms-templates.js'
+
+export const TEMPLATE_CATEGORIES = ['GENERAL', 'ATTENDANCE', 'PAYMENT', 'EXAM', 'CUSTOM'] as const
+
+export const TemplateCategorySchema = Type.Union(TEMPLATE_CATEGORIES.map((category) => Type.Literal(category)))
+
+/** SPEC "SMS template" plus DECISIONS section 6: content is returned as stored, never rendered. */
+export const TemplateSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  content: Type.String(),
+  category: TemplateCategorySchema,
+  version: Type.Integer(),
+  createdBy: Type.Integer(),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+})
+export type Template = Static<typeof TemplateSchema>
+
+/** SPEC "Page response". */
+export const TemplatePageSchema = Type.Object({
+  items: Type.Array(TemplateSchema),
+  page: Type.Integer(),
+  perPage: Type.Integer(),
+  total: Type.Integer(),
+  totalPages: Type.Integer(),
+  hasNext: Type.Boolean(),
+})
+export type TemplatePage = Static<typeof TemplatePageSchema>
+
+export function toTemplate(record: TemplateRecord): Template {
+  return {
+    id: record.id,
+    name: record.name,
+    content: record.content,
+    category: record.category,
+    version: record.version,
+    createdBy: record.createdBy,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
+  }
+}
+
+export function toTemplatePage(records: TemplateRecord[], page: number, perPage: number, total: number): TemplatePage {
+  const totalPages = Math.ceil(total / perPage)
+  return { items: records.map(toTemplate), page, perPage, total, totalPages, hasNext: page + 1 < totalPages }
+}

@@ -1,0 +1,139 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import {
+  countTemplates,
+  deleteTemplate,
+  findTemplateGuard,
+  insertTemplate,
+  listTemplates,
+  updateTemplate,
+  type TemplateChanges,
+  type TemplateEditor,
+} from '../../../db/repos/sms-templates.js'
+import type { TenantTx } from '../../../db/tenant.js'
+import { AppError } from '../../../lib/errors.js'
+import { ProblemSchema } from '../../../lib/http/problem-schema.js'
+import { LMS_MAX_BYTES, smsByteLength } from '../../../lib/sms/sizing.js'
+import { TemplatePageSchema, TemplateSchema, toTemplate, toTemplatePage } from '../../../lib/sms/template-response.js'
+import type { Identity } from '../../../plugins/auth.js'
+import {
+  CreateTemplateBodySchema,
+  ListTemplatesQuerySchema,
+  TemplateIdParamsSchema,
+  UpdateTemplateBodySchema,
+} from './templates.schemas.js'
+
+const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema }
+const targetErrors = { ...errors, 404: ProblemSchema }
+
+/** DECISIONS section 6: the creator, an OWNER or a MANAGER may change or delete a template. */
+function editorOf(identity: Identity): TemplateEditor {
+  return { userId: identity.userId, anyTemplate: identity.role === 'OWNER' || identity.role === 'MANAGER' }
+}
+
+function assertContentFits(content: string | undefined): void {
+  if (content === undefined) return
+  const bytes = smsByteLength(content)
+  if (bytes > LMS_MAX_BYTES) {
+    throw new AppError('CONTENT_TOO_LONG', `The content is ${bytes} bytes; the limit is ${LMS_MAX_BYTES} bytes.`)
+  }
+}
+
+// A PATCH that changes nothing is refused rather than counted as an edit (a new version for no change).
+function assertSomethingChanges(changes: TemplateChanges): void {
+  if (Object.keys(changes).length > 0) return
+  throw new AppError('VALIDATION_FAILED', 'Give at least one of name, content or category besides version.', {
+    errors: [{ field: 'body', message: 'needs at least one of name, content, category' }],
+  })
+}
+
+/**
+ * A guarded write touched no row: say why, in this order, so an unknown id is 404 for everyone and a caller
+ * who may not edit the template learns nothing about its version.
+ */
+async function whyUntouched(trx: TenantTx, id: number, editor: TemplateEditor, sentVersion?: number): Promise<never> {
+  const guard = await findTemplateGuard(trx, id)
+  if (!guard) throw new AppError('TEMPLATE_NOT_FOUND', `No template ${id}.`)
+  if (!editor.anyTemplate && guard.createdBy !== editor.userId) {
+    throw new AppError('AUTH_008', 'Only the creator, an OWNER or a MANAGER may change this template.')
+  }
+  // DELETE carries no version: only a row that appeared after the delete statement can get here.
+  if (sentVersion === undefined) throw new AppError('TEMPLATE_NOT_FOUND', `No template ${id}.`)
+  throw new AppError('VERSION_CONFLICT', `The template is at version ${guard.version}, not ${sentVersion}.`)
+}
+
+// Staff only (autohooks.ts). No idempotency keys here: SPEC behaviour rule 7 leaves templates out.
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/',
+    {
+      schema: {
+        tags: ['sms-templates'],
+        querystring: ListTemplatesQuerySchema,
+        response: { 200: TemplatePageSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const { page, size, category } = request.query
+      const records = await listTemplates(request.db, { offset: page * size, limit: size, category })
+      const total = await countTemplates(request.db, category)
+      return toTemplatePage(records, page, size, total)
+    },
+  )
+
+  app.post(
+    '/',
+    {
+      schema: { tags: ['sms-templates'], body: CreateTemplateBodySchema, response: { 201: TemplateSchema, ...errors } },
+    },
+    async (request, reply) => {
+      const identity = request.identity!
+      assertContentFits(request.body.content)
+      const record = await insertTemplate(request.db, {
+        ...request.body,
+        tenantId: identity.tenantId,
+        createdBy: identity.userId,
+      })
+      return reply.code(201).send(toTemplate(record))
+    },
+  )
+
+  app.patch(
+    '/:id',
+    {
+      schema: {
+        tags: ['sms-templates'],
+        params: TemplateIdParamsSchema,
+        body: UpdateTemplateBodySchema,
+        response: { 200: TemplateSchema, ...targetErrors, 409: ProblemSchema },
+      },
+    },
+    async (request) => {
+      const { version, ...changes } = request.body
+      assertSomethingChanges(changes)
+      assertContentFits(changes.content)
+      const editor = editorOf(request.identity!)
+      const record = await updateTemplate(request.db, request.params.id, version, changes, editor)
+      return record ? toTemplate(record) : whyUntouched(request.db, request.params.id, editor, version)
+    },
+  )
+
+  app.delete(
+    '/:id',
+    {
+      schema: {
+        tags: ['sms-templates'],
+        params: TemplateIdParamsSchema,
+        response: { 204: Type.Null(), ...targetErrors },
+      },
+    },
+    async (request, reply) => {
+      const editor = editorOf(request.identity!)
+      const deleted = await deleteTemplate(request.db, request.params.id, editor)
+      if (!deleted) await whyUntouched(request.db, request.params.id, editor)
+      return reply.code(204).send(null)
+    },
+  )
+}
+
+export default routes

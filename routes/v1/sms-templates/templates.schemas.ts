@@ -1,0 +1,39 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { TemplateCategorySchema } from '../../../lib/sms/template-response.js'
+
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' })
+// No maxLength on purpose: the limit is 2,000 provider bytes (ASCII 1, others 2), checked in the handler, so
+// every over-long content answers CONTENT_TOO_LONG however long it is; the 4 MiB body limit bounds the input.
+const Content = Type.String({ minLength: 1, pattern: '\\S', description: 'at most 2,000 bytes (ASCII 1, others 2)' })
+// The column is a 32-bit integer: a larger value would fail in PostgreSQL instead of in validation.
+const Version = Type.Integer({ minimum: 0, maximum: 2_147_483_647 })
+
+export const TemplateIdParamsSchema = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+})
+export type TemplateIdParams = Static<typeof TemplateIdParamsSchema>
+
+export const CreateTemplateBodySchema = Type.Object(
+  { name: Name, content: Content, category: TemplateCategorySchema },
+  { additionalProperties: false },
+)
+export type CreateTemplateBody = Static<typeof CreateTemplateBodySchema>
+
+export const UpdateTemplateBodySchema = Type.Object(
+  {
+    name: Type.Optional(Name),
+    content: Type.Optional(Content),
+    category: Type.Optional(TemplateCategorySchema),
+    version: Version,
+  },
+  { additionalProperties: false },
+)
+export type UpdateTemplateBody = Static<typeof UpdateTemplateBodySchema>
+
+// Unknown query parameters (cache busters and the like) are ignored, as most HTTP APIs do.
+export const ListTemplatesQuerySchema = Type.Object({
+  page: Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 0 }),
+  size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  category: Type.Optional(TemplateCategorySchema),
+})
+export type ListTemplatesQuery = Static<typeof ListTemplatesQuerySchema>
