@@ -3,7 +3,9 @@ import addFormats from 'ajv-formats'
 import type { ValidatorFactory } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js'
+import { AppError } from '../errors.js'
 import type { Env } from '../env.js'
+import { sendProblem } from './problem.js'
 
 /** Log paths that may carry secrets, tokens or personal data; pino replaces them before anything is written. */
 export const REDACTED_LOG_PATHS = [
@@ -56,5 +58,11 @@ export function serverOptions(env: Env): FastifyServerOptions {
     bodyLimit: 4 * 1024 * 1024,
     return503OnClosing: true,
     schemaController: schemaController(),
+    // Router-level rejections (malformed URL, over-long path parameter) never reach the error handler; they are
+    // rendered from the same catalog here.
+    frameworkErrors: (error, _request, reply) => {
+      const clientError = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      sendProblem(reply, clientError ? new AppError('VALIDATION_FAILED', error.message) : new AppError('INTERNAL_ERROR'))
+    },
   }
 }

@@ -14,6 +14,7 @@ describe('problem+json rendering', () => {
       test.get('/test/catalog', { config: { auth: false } }, async () => {
         throw new AppError('AUTH_018', undefined, { headers: { 'retry-after': '60' } })
       })
+      test.get('/test/items/:id', { config: { auth: false } }, async () => ({ ok: true }))
       test.get('/test/crash', { config: { auth: false } }, async () => {
         throw new Error('select * from secrets where password = hunter2')
       })
@@ -80,6 +81,11 @@ describe('problem+json rendering', () => {
     for (const url of ['/v1/nothing-here', '/v1/oauth2/authorization/google', '/v1/oauth2/callback?code=x']) {
       expectProblem(await app.inject({ method: 'GET', url }), 404, 'NOT_FOUND')
     }
+  })
+
+  it('answers router-level rejections (over-long path parameter, malformed URL) with problem+json 400', async () => {
+    expectProblem(await app.inject({ method: 'GET', url: `/test/items/${'9'.repeat(150)}` }), 400, 'VALIDATION_FAILED')
+    expectProblem(await app.inject({ method: 'GET', url: '/test/items/%E0%A4%A' }), 400, 'VALIDATION_FAILED')
   })
 
   it('hides unexpected errors behind INTERNAL_ERROR', async () => {
