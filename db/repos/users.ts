@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { TenantTx } from '../tenant.js'
 import type { Role, UserStatus } from '../schema.js'
 
@@ -58,4 +59,63 @@ export function insertUser(
 
 export async function updatePasswordHash(trx: TenantTx, id: number, passwordHash: string): Promise<void> {
   await trx.updateTable('users').set({ passwordHash, updatedAt: new Date() }).where('id', '=', id).execute()
+}
+
+/** PATCH /v1/me: only the given fields change. Returns the updated user, or undefined when it is not visible. */
+export function updateProfile(
+  trx: TenantTx,
+  id: number,
+  changes: { name?: string; phone?: string | null },
+): Promise<UserRecord | undefined> {
+  return trx
+    .updateTable('users')
+    .set({ ...changes, updatedAt: new Date() })
+    .where('id', '=', id)
+    .returning(USER_COLUMNS)
+    .executeTakeFirst()
+}
+
+export function updateAvatarSeed(trx: TenantTx, id: number, avatarSeed: string): Promise<UserRecord | undefined> {
+  return trx
+    .updateTable('users')
+    .set({ avatarSeed, updatedAt: new Date() })
+    .where('id', '=', id)
+    .returning(USER_COLUMNS)
+    .executeTakeFirst()
+}
+
+export function updateUserStatus(trx: TenantTx, id: number, status: UserStatus): Promise<UserRecord | undefined> {
+  return trx
+    .updateTable('users')
+    .set({ status, updatedAt: new Date() })
+    .where('id', '=', id)
+    .returning(USER_COLUMNS)
+    .executeTakeFirst()
+}
+
+/**
+ * Changes a login id in both places it lives, in one statement: the user row and, for an owner, the owner
+ * directory (no RLS, keyed globally by login id). A taken id fails on either unique key. Returns false when the
+ * user is not visible in this tenant.
+ */
+export async function changeUserLoginId(trx: TenantTx, id: number, userLoginId: string): Promise<boolean> {
+  const { rows } = await sql<{ id: number }>`
+    with renamed as (
+      update users set user_login_id = ${userLoginId}, updated_at = now() where id = ${id}
+      returning tenant_id, id
+    ), directory as (
+      update owner_directory set user_login_id = ${userLoginId}
+      from renamed where owner_directory.tenant_id = renamed.tenant_id and owner_directory.user_id = renamed.id
+    )
+    select id from renamed`.execute(trx)
+  return rows.length > 0
+}
+
+/** Avatar seeds of many users in one query; ids not visible in this tenant are simply absent. */
+export function findAvatarSeeds(trx: TenantTx, ids: readonly number[]): Promise<Array<{ id: number; avatarSeed: string }>> {
+  return trx
+    .selectFrom('users')
+    .select(['id', 'avatarSeed'])
+    .where(sql<boolean>`id = any(${[...ids]}::bigint[])`)
+    .execute()
 }

@@ -1,0 +1,59 @@
+import type { JWT } from '@fastify/jwt'
+import type { Kysely } from 'kysely'
+import type { DB } from '../../db/schema.js'
+import { openRequestScope, type TenantTx } from '../../db/tenant.js'
+import { AppError } from '../errors.js'
+import type { TokenIdentity, UserInfo } from './contract.js'
+import { findCurrentUser } from './current-user.js'
+import { verifyToken } from './tokens.js'
+
+interface TokenDeps {
+  db: Kysely<DB>
+  jwt: JWT
+}
+
+/**
+ * Checks an access token exactly as the HTTP layer does: signature, issuer, type, expiry and claim shape
+ * (AUTH_003), then the revocation list in the token's tenant transaction (AUTH_004), and runs `fn` there.
+ */
+async function withAccessToken<T>(
+  deps: TokenDeps,
+  token: string,
+  fn: (trx: TenantTx, identity: TokenIdentity) => Promise<T>,
+): Promise<T> {
+  const claims = verifyToken(deps.jwt, token, 'access')
+  const identity: TokenIdentity = {
+    userId: Number(claims.sub),
+    tenantId: claims.tenant_id,
+    tenantSlug: claims.tenant_slug,
+    role: claims.role,
+    sid: claims.sid,
+    jti: claims.jti,
+    expiresAt: new Date(claims.exp * 1000),
+  }
+  return deps.db.transaction().execute(async (trx) => {
+    const { tenantTrx, revoked } = await openRequestScope(trx, identity.tenantId, identity.jti)
+    if (revoked) throw new AppError('AUTH_004')
+    return fn(tenantTrx, identity)
+  })
+}
+
+export function validateToken(deps: TokenDeps, token: string): Promise<TokenIdentity> {
+  return withAccessToken(deps, token, async (_trx, identity) => identity)
+}
+
+export function getUserInfo(deps: TokenDeps, token: string): Promise<UserInfo> {
+  return withAccessToken(deps, token, async (trx, identity) => {
+    const user = await findCurrentUser(trx, identity.userId)
+    return {
+      id: user.id,
+      // SPEC Versioning item 2: the field is named `email` but holds the login id. The mismatch is part of the
+      // contract until the interface changes; never fill it with anything else.
+      email: user.userLoginId,
+      name: user.name,
+      role: user.role,
+      tenantSlug: identity.tenantSlug,
+      tenantId: identity.tenantId,
+    }
+  })
+}

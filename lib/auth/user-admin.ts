@@ -1,0 +1,123 @@
+import type { Kysely } from 'kysely'
+import { revokeSessions } from '../../db/repos/sessions.js'
+import { findTenantById } from '../../db/repos/tenants.js'
+import {
+  changeUserLoginId,
+  findAvatarSeeds,
+  findUserById,
+  insertUser,
+  updatePasswordHash,
+  updateUserStatus,
+} from '../../db/repos/users.js'
+import type { DB } from '../../db/schema.js'
+import { violatedUniqueConstraint } from '../db-errors.js'
+import type { Env } from '../env.js'
+import { AppError } from '../errors.js'
+import { generateAvatarSeed, generateLoginId, generateTemporaryPassword } from '../tenant/identifiers.js'
+import type { CreatableRole, CreatedUser, NewUser } from './contract.js'
+import { normalizeOptionalPhone } from './optional-phone.js'
+import { hashPassword } from './password-hash.js'
+import { inTenant, type TenantScope } from './tenant-scope.js'
+
+/** User administration needs no token signer, so scripts can run it with a database and settings only. */
+export interface UserAdminDeps {
+  db: Kysely<DB>
+  env: Pick<Env, 'SVC_BCRYPT_COST'>
+}
+
+// Owners exist only with their tenant (POST /v1/register/owner), which also writes the owner directory.
+export const CREATABLE_ROLES: readonly CreatableRole[] = ['MANAGER', 'INSTRUCTOR', 'STUDENT']
+
+// SPEC Limits: name max 100, userLoginId max 50; counted in characters like the varchar columns.
+const NAME_MAX = 100
+const LOGIN_ID_MAX = 50
+
+function invalid(field: string, message: string): AppError {
+  return new AppError('VALIDATION_FAILED', `${field} ${message}`, { errors: [{ field, message }] })
+}
+
+function userNotFound(userId: number): AppError {
+  return new AppError('NOT_FOUND', `No user with id ${userId} in this tenant.`)
+}
+
+export async function createUser(deps: UserAdminDeps, scope: TenantScope, user: NewUser): Promise<CreatedUser> {
+  if (typeof user.name !== 'string' || user.name.trim() === '' || [...user.name].length > NAME_MAX) {
+    throw invalid('name', `must be 1-${NAME_MAX} characters and not blank`)
+  }
+  if (!CREATABLE_ROLES.includes(user.role)) throw invalid('role', `must be one of ${CREATABLE_ROLES.join(', ')}`)
+  const phone = normalizeOptionalPhone(user.phone)
+  // 8 random characters of 36: a collision within one tenant is too unlikely to retry for.
+  const userLoginId = generateLoginId(`${user.role.toLowerCase()}-`)
+  const temporaryPassword = generateTemporaryPassword(userLoginId)
+  const passwordHash = await hashPassword(temporaryPassword, deps.env.SVC_BCRYPT_COST)
+  const created = await inTenant(deps.db, scope, async (trx, tenantId) => {
+    if (!(await findTenantById(trx, tenantId))) throw new AppError('TENANT_NOT_FOUND', `No tenant with id ${tenantId}.`)
+    return insertUser(trx, {
+      tenantId,
+      userLoginId,
+      passwordHash,
+      name: user.name,
+      phone,
+      role: user.role,
+      avatarSeed: generateAvatarSeed(),
+    })
+  })
+  return { userId: created.id, userLoginId, temporaryPassword }
+}
+
+/** Status DELETED and every session ended; the login id, owner-directory entry and data stay (nothing is freed). */
+export async function deleteUser(deps: UserAdminDeps, scope: TenantScope, userId: number): Promise<void> {
+  await inTenant(deps.db, scope, async (trx) => {
+    if (!(await updateUserStatus(trx, userId, 'DELETED'))) throw userNotFound(userId)
+    await revokeSessions(trx, { userId }, 'USER_DELETED')
+  })
+}
+
+export async function resetPassword(deps: UserAdminDeps, scope: TenantScope, userId: number): Promise<string> {
+  const user = await inTenant(deps.db, scope, (trx) => findUserById(trx, userId))
+  if (!user) throw userNotFound(userId)
+  // Hashed between two short transactions, so no connection or row lock waits on bcrypt.
+  const temporaryPassword = generateTemporaryPassword(user.userLoginId)
+  const passwordHash = await hashPassword(temporaryPassword, deps.env.SVC_BCRYPT_COST)
+  await inTenant(deps.db, scope, async (trx) => {
+    await updatePasswordHash(trx, userId, passwordHash)
+    await revokeSessions(trx, { userId }, 'PASSWORD_RESET')
+  })
+  return temporaryPassword
+}
+
+export async function changeLoginId(
+  deps: UserAdminDeps,
+  scope: TenantScope,
+  userId: number,
+  newLoginId: string,
+): Promise<void> {
+  if (typeof newLoginId !== 'string' || !/^\S+$/.test(newLoginId) || [...newLoginId].length > LOGIN_ID_MAX) {
+    throw invalid('newLoginId', `must be 1-${LOGIN_ID_MAX} characters without whitespace`)
+  }
+  await inTenant(deps.db, scope, async (trx) => {
+    const user = await findUserById(trx, userId)
+    if (!user) throw userNotFound(userId)
+    // Unchanged: nothing to keep in step, and no reason to sign the user out.
+    if (user.userLoginId === newLoginId) return
+    try {
+      await changeUserLoginId(trx, userId, newLoginId)
+    } catch (error) {
+      // Taken in this tenant, or (for an owner) by any owner in the directory.
+      if (violatedUniqueConstraint(error) !== null) throw new AppError('AUTH_011')
+      throw error
+    }
+    await revokeSessions(trx, { userId }, 'LOGIN_ID_CHANGED')
+  })
+}
+
+export async function getAvatarSeeds(
+  deps: UserAdminDeps,
+  scope: TenantScope,
+  userIds: readonly number[],
+): Promise<Map<number, string>> {
+  const ids = [...new Set(userIds)].filter((id) => Number.isSafeInteger(id) && id > 0)
+  if (ids.length === 0) return new Map()
+  const rows = await inTenant(deps.db, scope, (trx) => findAvatarSeeds(trx, ids))
+  return new Map(rows.map((row) => [row.id, row.avatarSeed]))
+}

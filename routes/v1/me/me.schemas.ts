@@ -1,0 +1,32 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+// SPEC Limits: name max 100, phone max 20 (as typed; stored as national digits after normalisation).
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' })
+const Phone = Type.Union([Type.String({ maxLength: 20 }), Type.Null()], {
+  description: 'null or blank clears the phone; anything else must be a valid number (INVALID_PHONE_NUMBER)',
+})
+
+/** Merge-patch semantics: only the fields present change; `{}` changes nothing. */
+export const UpdateProfileSchema = Type.Object(
+  { name: Type.Optional(Name), phone: Type.Optional(Phone) },
+  { additionalProperties: false },
+)
+export type UpdateProfile = Static<typeof UpdateProfileSchema>
+
+export const ChangePasswordSchema = Type.Object(
+  {
+    currentPassword: Type.String({ minLength: 1, maxLength: 1000 }),
+    // The policy (lib/auth/password-policy.ts) judges the content; the schema only bounds the size.
+    newPassword: Type.String({ minLength: 1, maxLength: 200 }),
+  },
+  { additionalProperties: false },
+)
+
+export const AvatarSeed = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })
+
+export const UpdateAvatarSchema = Type.Object(
+  { avatarSeed: Type.Optional(AvatarSeed) },
+  { additionalProperties: false, description: 'omit avatarSeed for a new random seed' },
+)
+
+export const AvatarResponseSchema = Type.Object({ avatarSeed: AvatarSeed })

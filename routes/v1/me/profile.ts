@@ -1,0 +1,70 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { updateAvatarSeed, updateProfile } from '../../../db/repos/users.js'
+import { changeOwnPassword } from '../../../lib/auth/change-password.js'
+import { currentUserMissing, findCurrentUser, toFullUserResponse } from '../../../lib/auth/current-user.js'
+import { normalizeOptionalPhone } from '../../../lib/auth/optional-phone.js'
+import { UserResponseSchema } from '../../../lib/auth/user-response.js'
+import { generateAvatarSeed } from '../../../lib/tenant/identifiers.js'
+import {
+  AvatarResponseSchema,
+  ChangePasswordSchema,
+  UpdateAvatarSchema,
+  UpdateProfileSchema,
+} from './me.schemas.js'
+
+// Not index.ts: autoload loads only the index file of a folder that has one, which would drop sessions.ts.
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/', { schema: { tags: ['me'], response: { 200: UserResponseSchema } } }, async (request) => {
+    const user = await findCurrentUser(request.db, request.identity!.userId)
+    return toFullUserResponse(request.db, user)
+  })
+
+  app.patch(
+    '/',
+    { schema: { tags: ['me'], body: UpdateProfileSchema, response: { 200: UserResponseSchema } } },
+    async (request) => {
+      const { name, phone } = request.body
+      const changes = {
+        ...(name !== undefined && { name }),
+        ...(phone !== undefined && { phone: normalizeOptionalPhone(phone) }),
+      }
+      const userId = request.identity!.userId
+      const user = Object.keys(changes).length > 0 ? await updateProfile(request.db, userId, changes) : undefined
+      return toFullUserResponse(request.db, user ?? (await findCurrentUser(request.db, userId)))
+    },
+  )
+
+  app.post(
+    '/password',
+    {
+      // A stolen access token must not turn this into an unlimited password oracle: the login budget applies.
+      config: { addressRateLimit: 'RATE_LIMITED' },
+      schema: { tags: ['me'], body: ChangePasswordSchema, response: { 204: Type.Null() } },
+    },
+    async (request, reply) => {
+      const { userId, sid } = request.identity!
+      await changeOwnPassword(request.db, app.env.SVC_BCRYPT_COST, { userId, sid }, request.body)
+      return reply.code(204).send(null)
+    },
+  )
+
+  app.patch(
+    '/avatar',
+    {
+      // "Give me a new avatar" needs no body at all: a missing one reads as `{}` instead of failing the schema.
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
+      schema: { tags: ['me'], body: UpdateAvatarSchema, response: { 200: AvatarResponseSchema } },
+    },
+    async (request) => {
+      const avatarSeed = request.body.avatarSeed ?? generateAvatarSeed()
+      const user = await updateAvatarSeed(request.db, request.identity!.userId, avatarSeed)
+      if (!user) throw currentUserMissing()
+      return { avatarSeed: user.avatarSeed }
+    },
+  )
+}
+
+export default routes
