@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { TenantTx } from '../tenant.js'
 import type { RegistrationStatus } from '../schema.js'
 
@@ -32,4 +33,78 @@ const COLUMNS = [
 
 export function findSenderSetting(trx: TenantTx, provider = LIVE_PROVIDER): Promise<SenderSettingRecord | undefined> {
   return trx.selectFrom('smsSenderSettings').select(COLUMNS).where('provider', '=', provider).executeTakeFirst()
+}
+
+/**
+ * PUT sender-setting as one statement (SPEC "Sender setting" state table): no row -> PENDING row; another
+ * number, or the same number while PENDING with leftovers or REJECTED -> PENDING with the approval metadata
+ * cleared; the same number while APPROVED (or already a clean PENDING) -> nothing written. `on conflict` waits
+ * for a concurrent writer's row and then applies on top of it, so two PUTs never lose one another, and the
+ * version moves once per effective change. Returns undefined when nothing changed (the caller re-reads).
+ */
+export function requestSenderNumber(
+  trx: TenantTx,
+  tenantId: number,
+  senderNumber: string,
+  provider = LIVE_PROVIDER,
+): Promise<SenderSettingRecord | undefined> {
+  return trx
+    .insertInto('smsSenderSettings')
+    .values({ tenantId, provider, senderNumber, registrationStatus: 'PENDING', updatedAt: sql`now()` })
+    .onConflict((oc) =>
+      oc
+        .columns(['tenantId', 'provider'])
+        .doUpdateSet((eb) => ({
+          senderNumber: eb.ref('excluded.senderNumber'),
+          registrationStatus: 'PENDING',
+          rejectionReason: null,
+          approvedAt: null,
+          rejectedAt: null,
+          version: eb('smsSenderSettings.version', '+', 1),
+          updatedAt: sql<Date>`now()`,
+        }))
+        .where((eb) =>
+          eb.or([
+            eb('smsSenderSettings.senderNumber', 'is distinct from', eb.ref('excluded.senderNumber')),
+            eb.and([
+              eb('smsSenderSettings.registrationStatus', '!=', 'APPROVED'),
+              eb.or([
+                eb('smsSenderSettings.registrationStatus', '!=', 'PENDING'),
+                eb('smsSenderSettings.rejectionReason', 'is not', null),
+                eb('smsSenderSettings.approvedAt', 'is not', null),
+                eb('smsSenderSettings.rejectedAt', 'is not', null),
+              ]),
+            ]),
+          ]),
+        ),
+    )
+    .returning(COLUMNS)
+    .executeTakeFirst()
+}
+
+export type ApprovalDecision = { status: 'APPROVED' } | { status: 'REJECTED'; reason: string }
+
+/**
+ * The operator's decision (DECISIONS section 5): applies from any current state, sets the timestamp of the
+ * decision and clears the other one. Undefined when the tenant has no row.
+ */
+export function decideSenderSetting(
+  trx: TenantTx,
+  decision: ApprovalDecision,
+  provider = LIVE_PROVIDER,
+): Promise<SenderSettingRecord | undefined> {
+  const approved = decision.status === 'APPROVED'
+  return trx
+    .updateTable('smsSenderSettings')
+    .set((eb) => ({
+      registrationStatus: decision.status,
+      rejectionReason: approved ? null : decision.reason,
+      approvedAt: approved ? sql<Date>`now()` : null,
+      rejectedAt: approved ? null : sql<Date>`now()`,
+      version: eb('version', '+', 1),
+      updatedAt: sql<Date>`now()`,
+    }))
+    .where('provider', '=', provider)
+    .returning(COLUMNS)
+    .executeTakeFirst()
 }

@@ -1,0 +1,18 @@
+import type { FastifyInstance } from 'fastify'
+
+// Operations calls are small; the limit keeps an unauthenticated caller from making the server hash megabytes.
+const INTERNAL_BODY_LIMIT = 16 * 1024
+
+/**
+ * Everything under /internal is an operations call signed over its raw body (DECISIONS section 5): this subtree
+ * parses JSON itself to keep those bytes, and a route that forgets the signature flag fails at start-up rather
+ * than answering unsigned calls.
+ */
+export default async function signedOnly(app: FastifyInstance): Promise<void> {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: INTERNAL_BODY_LIMIT }, app.signedJsonParser)
+  app.addHook('onRoute', (route) => {
+    if (route.config?.internalSignature !== true || route.config.auth !== false) {
+      throw new Error(`${route.method} ${route.url}: /internal routes must be signed ({ auth: false, internalSignature: true })`)
+    }
+  })
+}

@@ -1,0 +1,14 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+export const ApprovalParamsSchema = Type.Object({ tenantSlug: Type.String({ minLength: 1, maxLength: 63 }) })
+
+// registrationStatus is any string here: a value other than APPROVED or REJECTED is APPROVAL_STATUS_INVALID
+// (DECISIONS section 1), not a generic schema failure.
+export const ApprovalBodySchema = Type.Object(
+  {
+    registrationStatus: Type.String(),
+    rejectionReason: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+)
+export type ApprovalBody = Static<typeof ApprovalBodySchema>

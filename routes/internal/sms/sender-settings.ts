@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { decideSenderSetting, type ApprovalDecision } from '../../../db/repos/sender-settings.js'
+import { AppError } from '../../../lib/errors.js'
+import { ProblemSchema } from '../../../lib/http/problem-schema.js'
+import { SenderSettingSchema, toSenderSetting } from '../../../lib/sms/sender-setting-response.js'
+import { ApprovalBodySchema, ApprovalParamsSchema, type ApprovalBody } from './sender-settings.schemas.js'
+
+function decisionOf(body: ApprovalBody): ApprovalDecision {
+  if (body.registrationStatus === 'APPROVED') return { status: 'APPROVED' }
+  if (body.registrationStatus !== 'REJECTED') throw new AppError('APPROVAL_STATUS_INVALID')
+  const reason = body.rejectionReason?.trim()
+  if (!reason) throw new AppError('REJECTION_REASON_REQUIRED')
+  return { status: 'REJECTED', reason }
+}
+
+// SPEC Behavior rule 9: registration with the provider is manual; an operator records its outcome here.
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.patch(
+    '/sender-settings/:tenantSlug/approval',
+    {
+      // The tenant comes from the signed X-Tenant-Slug (plugins/internal-signature.ts); no user token is read.
+      config: { auth: false, internalSignature: true, tenant: true },
+      schema: {
+        tags: ['internal'],
+        params: ApprovalParamsSchema,
+        body: ApprovalBodySchema,
+        response: { 200: SenderSettingSchema, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema },
+      },
+    },
+    async (request) => {
+      const updated = await decideSenderSetting(request.db, decisionOf(request.body))
+      if (!updated) throw new AppError('SENDER_SETTING_NOT_FOUND')
+      return toSenderSetting(updated)
+    },
+  )
+}
+
+export default routes

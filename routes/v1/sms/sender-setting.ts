@@ -1,0 +1,52 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { findSenderSetting, requestSenderNumber } from '../../../db/repos/sender-settings.js'
+import { AppError } from '../../../lib/errors.js'
+import { ProblemSchema } from '../../../lib/http/problem-schema.js'
+import { isValidSenderNumber, normalizePhone } from '../../../lib/sms/phone.js'
+import {
+  SenderSettingSchema,
+  SenderSettingStatusSchema,
+  toSenderSetting,
+  toSenderSettingStatus,
+} from '../../../lib/sms/sender-setting-response.js'
+import { PutSenderSettingBodySchema } from './sender-setting.schemas.js'
+
+const errors = { 401: ProblemSchema, 403: ProblemSchema }
+
+// SPEC Authentication item 6: the number and its review are the OWNER's; every staff member may see the status.
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/sender-setting',
+    { config: { roles: ['OWNER'] }, schema: { tags: ['sms'], response: { 200: SenderSettingSchema, ...errors } } },
+    async (request) => toSenderSetting(await findSenderSetting(request.db)),
+  )
+
+  app.get(
+    '/sender-setting/status',
+    { schema: { tags: ['sms'], response: { 200: SenderSettingStatusSchema, ...errors } } },
+    async (request) => toSenderSettingStatus(await findSenderSetting(request.db)),
+  )
+
+  app.put(
+    '/sender-setting',
+    {
+      config: { roles: ['OWNER'] },
+      schema: {
+        tags: ['sms'],
+        body: PutSenderSettingBodySchema,
+        response: { 200: SenderSettingSchema, 400: ProblemSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const digits = normalizePhone(request.body.senderNumber)
+      if (digits === null || !isValidSenderNumber(digits)) {
+        throw new AppError('INVALID_PHONE_NUMBER', 'senderNumber is not a valid Korean sender number.')
+      }
+      // Nothing changed (same number, already APPROVED or PENDING): answer the row as it stands.
+      const changed = await requestSenderNumber(request.db, request.tenantId!, digits)
+      return toSenderSetting(changed ?? (await findSenderSetting(request.db)))
+    },
+  )
+}
+
+export default routes

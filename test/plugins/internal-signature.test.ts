@@ -1,0 +1,164 @@
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTenant, type TenantRow } from '../fixtures.js'
+import { buildAppWith, buildTestApp, useTestApp } from '../helper.js'
+import { expectProblem, seedSenderSetting, senderRow, signedApproval, TEST_HMAC_SECRET, type SignedCall } from '../sms-fixtures.js'
+import { academy } from '../staff-fixtures.js'
+
+const APPROVE = { registrationStatus: 'APPROVED' }
+const now = () => Math.floor(Date.now() / 1000)
+
+describe('internal signature plugin', () => {
+  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  let tenant: TenantRow
+
+  beforeAll(async () => {
+    tenant = await createTenant()
+    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+  })
+
+  const send = (signed: SignedCall, change: (request: ReturnType<typeof signedApproval>) => void = () => undefined) => {
+    const request = signedApproval(signed)
+    change(request)
+    return app.current.inject(request)
+  }
+  const refused = async (response: Awaited<ReturnType<typeof send>>) => expectProblem(response, 401, 'INTERNAL_SIGNATURE_INVALID')
+
+  it('accepts a correctly signed call', async () => {
+    const response = await send({ slug: tenant.slug, body: APPROVE })
+    expect(response.statusCode).toBe(200)
+    expect(response.json().registrationStatus).toBe('APPROVED')
+  })
+
+  it.each([-290, 0, 290])('accepts a timestamp %i s from now', async (offset) => {
+    expect((await send({ slug: tenant.slug, body: APPROVE, timestamp: now() + offset })).statusCode).toBe(200)
+  })
+
+  it.each([
+    ['stale by a little', () => now() - 310],
+    ['stale by a day', () => now() - 86_400],
+    ['from the future', () => now() + 310],
+    ['in milliseconds', () => Date.now()],
+    ['not a number', () => 'yesterday'],
+    ['ISO formatted', () => new Date().toISOString()],
+    ['negative', () => '-1'],
+  ])('refuses a timestamp %s', async (_case, timestamp) => {
+    await refused(await send({ slug: tenant.slug, body: APPROVE, timestamp: timestamp() }))
+  })
+
+  it.each(['x-tenant-slug', 'x-timestamp', 'x-signature'])('refuses a call without %s', async (name) => {
+    const problem = await refused(await send({ slug: tenant.slug, body: APPROVE }, (request) => delete request.headers[name]))
+    expect(problem.detail).toContain(name)
+  })
+
+  it('refuses a signature made with another secret, and leaves the row alone', async () => {
+    const other = await createTenant()
+    await seedSenderSetting(other, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    await refused(await send({ slug: other.slug, body: APPROVE, secret: 'some-other-secret-of-enough-length' }))
+    expect(await senderRow(other)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
+  })
+
+  it('refuses a body changed after signing', async () => {
+    await refused(
+      await send({ slug: tenant.slug, body: APPROVE }, (request) => {
+        request.payload = JSON.stringify({ registrationStatus: 'REJECTED', rejectionReason: 'forged' })
+      }),
+    )
+    await refused(await send({ slug: tenant.slug, body: APPROVE }, (request) => (request.payload = `${request.payload} `)))
+  })
+
+  it('signs the method and the request target, query string included', async () => {
+    await refused(await send({ slug: tenant.slug, body: APPROVE, method: 'POST' }, (request) => (request.method = 'PATCH')))
+    await refused(await send({ slug: tenant.slug, body: APPROVE }, (request) => (request.url += '?note=1')))
+    expect((await send({ slug: tenant.slug, body: APPROVE, query: '?note=1' })).statusCode).toBe(200)
+  })
+
+  it.each([
+    ['in upper case', (signature: string) => signature.toUpperCase()],
+    ['truncated', (signature: string) => signature.slice(0, 63)],
+    ['with one digit changed', (signature: string) => `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`],
+    ['as base64', (signature: string) => Buffer.from(signature, 'hex').toString('base64')],
+  ])('refuses a signature %s', async (_case, mangle) => {
+    await refused(await send({ slug: tenant.slug, body: APPROVE }, (request) => (request.headers['x-signature'] = mangle(request.headers['x-signature']!))))
+  })
+
+  it("refuses a call signed for another tenant with TENANT_MISMATCH, touching neither tenant's row", async () => {
+    const other = await createTenant()
+    const target = await createTenant()
+    await seedSenderSetting(target, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    await seedSenderSetting(other, { senderNumber: '0311234567', registrationStatus: 'PENDING' })
+    expectProblem(await send({ slug: target.slug, headerSlug: other.slug, body: APPROVE }), 403, 'TENANT_MISMATCH')
+    expect(await senderRow(target)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
+    expect(await senderRow(other)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
+  })
+
+  it('never accepts an end-user token in place of the signature', async () => {
+    const { tenant: own, owner } = await academy(app.current)
+    await seedSenderSetting(own, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    const url = `/internal/sms/sender-settings/${own.slug}/approval`
+    await refused(await app.current.inject({ method: 'PATCH', url, headers: owner.headers, payload: APPROVE }))
+    const token = owner.headers.authorization.replace('Bearer ', '')
+    await refused(await app.current.inject({ method: 'PATCH', url, cookies: { svc_access_token: token }, payload: APPROVE }))
+    await refused(
+      await send({ slug: own.slug, body: APPROVE }, (request) => {
+        delete request.headers['x-signature']
+        request.headers.authorization = owner.headers.authorization
+      }),
+    )
+    expect(await senderRow(own)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
+  })
+
+  it('answers 401 before anything about the body or the tenant', async () => {
+    const badSignature = (request: ReturnType<typeof signedApproval>) => (request.headers['x-signature'] = '0'.repeat(64))
+    await refused(await send({ slug: tenant.slug, body: '{"registrationStatus": ' }, badSignature))
+    await refused(await send({ slug: tenant.slug, body: { registrationStatus: 'MAYBE' } }, badSignature))
+    await refused(await send({ slug: 'no-such-tenant-anywhere', body: APPROVE }, badSignature))
+    await refused(await send({ slug: tenant.slug, headerSlug: 'someone-else', body: APPROVE }, badSignature))
+  })
+
+  it('answers TENANT_NOT_FOUND only once the signature holds', async () => {
+    expectProblem(await send({ slug: 'no-such-tenant-anywhere', body: APPROVE }), 404, 'TENANT_NOT_FOUND')
+  })
+
+  it('refuses an oversized body with 413', async () => {
+    const body = { registrationStatus: 'REJECTED', rejectionReason: 'x'.repeat(20_000) }
+    expectProblem(await send({ slug: tenant.slug, body }), 413, 'PAYLOAD_TOO_LARGE')
+  })
+})
+
+describe('internal signature plugin without SVC_INTERNAL_HMAC_SECRET', () => {
+  let app: FastifyInstance
+  beforeAll(async () => {
+    app = await buildTestApp()
+  })
+  afterAll(() => app.close())
+
+  it('refuses every internal call, whatever it was signed with', async () => {
+    const tenant = await createTenant()
+    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    for (const secret of [TEST_HMAC_SECRET, '']) {
+      const problem = expectProblem(await app.inject(signedApproval({ slug: tenant.slug, body: APPROVE, secret })), 401, 'INTERNAL_SIGNATURE_INVALID')
+      expect(problem.detail).toMatch(/no signing secret/)
+    }
+    expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
+  })
+})
+
+describe('internal signature plugin on a route without the signed parser', () => {
+  let app: FastifyInstance
+  beforeAll(async () => {
+    app = await buildAppWith(
+      async (test) => {
+        test.patch('/test/signed', { config: { auth: false, internalSignature: true } }, async () => ({ ok: true }))
+      },
+      { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET },
+    )
+  })
+  afterAll(() => app.close())
+
+  it('fails closed rather than leave the body unsigned', async () => {
+    const tenant = await createTenant()
+    const response = await app.inject(signedApproval({ slug: tenant.slug, path: '/test/signed', body: APPROVE }))
+    expectProblem(response, 500, 'INTERNAL_ERROR')
+  })
+})
