@@ -1,0 +1,233 @@
+import { sql, type SelectQueryBuilder } from 'kysely'
+import type { StoredRecipient } from '../../lib/sms/recipients.js'
+import type { DB, DeliveryStatus, SmsStatus } from '../schema.js'
+import type { TenantTx } from '../tenant.js'
+
+/** The public columns of a message (SPEC "SMS message"); dispatch internals never leave the repository. */
+export interface MessageRecord {
+  id: number
+  senderId: number
+  senderNumber: string | null
+  recipientType: string
+  recipientCount: number
+  title: string
+  recipientGroupId: number | null
+  content: string
+  templateId: number | null
+  scheduledAt: Date | null
+  cancelledAt: Date | null
+  sentAt: Date | null
+  messageType: 'SMS' | 'LMS'
+  estimatedSegments: number
+  unitPrice: number
+  totalPrice: number
+  status: SmsStatus
+  successCount: number
+  failCount: number
+  createdAt: Date
+  updatedAt: Date
+}
+
+export interface RecipientRecord extends StoredRecipient {
+  recipientIndex: number
+  deliveryStatus: DeliveryStatus
+}
+
+const COLUMNS = [
+  'id',
+  'senderId',
+  'senderNumber',
+  'recipientType',
+  'recipientCount',
+  'title',
+  'recipientGroupId',
+  'content',
+  'templateId',
+  'scheduledAt',
+  'cancelledAt',
+  'sentAt',
+  'messageType',
+  'estimatedSegments',
+  'unitPrice',
+  'totalPrice',
+  'status',
+  'successCount',
+  'failCount',
+  'createdAt',
+  'updatedAt',
+] as const
+
+export type NewMessage = Omit<
+  MessageRecord,
+  'id' | 'cancelledAt' | 'sentAt' | 'status' | 'successCount' | 'failCount' | 'createdAt' | 'updatedAt'
+> & { tenantId: number; provider: string }
+
+/** The message row is also the dispatch outbox: it is due at scheduledAt, or at once when not scheduled. */
+export function insertMessage(trx: TenantTx, message: NewMessage): Promise<MessageRecord> {
+  return trx
+    .insertInto('smsMessages')
+    .values({ ...message, nextAttemptAt: message.scheduledAt ?? sql<Date>`now()`, updatedAt: sql<Date>`now()` })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow()
+}
+
+/**
+ * Every recipient in one statement whatever their number: five array parameters unnested row by row, so
+ * 10,000 recipients are one round trip and never approach PostgreSQL's 65,535-parameter limit.
+ */
+export async function insertRecipients(
+  trx: TenantTx,
+  tenantId: number,
+  smsId: number,
+  recipients: readonly StoredRecipient[],
+): Promise<void> {
+  await sql`
+    insert into sms_recipients
+      (tenant_id, sms_id, recipient_index, phone, name, student_id, class_name, recipient_role, updated_at)
+    select ${tenantId}, ${smsId}, r.ord - 1, r.phone, r.name, r.student_id, r.class_name, r.recipient_role, now()
+    from unnest(
+      ${recipients.map((r) => r.phone)}::text[],
+      ${recipients.map((r) => r.name)}::text[],
+      ${recipients.map((r) => r.studentId)}::bigint[],
+      ${recipients.map((r) => r.className)}::text[],
+      ${recipients.map((r) => r.recipientRole)}::text[]
+    ) with ordinality as r (phone, name, student_id, class_name, recipient_role, ord)`.execute(trx)
+}
+
+/** Who may see a message: everyone in the tenant, or (INSTRUCTOR, SPEC Behavior rule 6) only its sender. */
+export interface MessageScope {
+  senderId?: number
+}
+
+function scoped<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, scope: MessageScope) {
+  return scope.senderId === undefined ? query : query.where('senderId', '=', scope.senderId)
+}
+
+export function findMessage(trx: TenantTx, id: number, scope: MessageScope): Promise<MessageRecord | undefined> {
+  return scoped(trx.selectFrom('smsMessages').select(COLUMNS).where('id', '=', id), scope).executeTakeFirst()
+}
+
+export function listRecipients(trx: TenantTx, smsId: number): Promise<RecipientRecord[]> {
+  return trx
+    .selectFrom('smsRecipients')
+    .select(['recipientIndex', 'phone', 'name', 'studentId', 'className', 'recipientRole', 'deliveryStatus'])
+    .where('smsId', '=', smsId)
+    .orderBy('recipientIndex')
+    .execute()
+}
+
+export interface HistoryFilter extends MessageScope {
+  tenantId: number
+  status?: SmsStatus
+  recipientType?: string
+  /** Matched literally (case-insensitive) inside the title or the content. */
+  q?: string
+}
+
+export type HistorySortField = 'createdAt' | 'sentAt' | 'status'
+
+export interface HistorySort {
+  field: HistorySortField
+  direction: 'asc' | 'desc'
+}
+
+/** `%`, `_` and the escape character itself are data here, not patterns. */
+function likePattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
+}
+
+/**
+ * RLS already limits rows to the tenant, but through an InitPlan whose value the planner cannot see: it would
+ * plan every tenant as an average one (a sequential scan for a small tenant sorted by sentAt). Naming the tenant
+ * as a parameter lets it plan for this tenant's actual size.
+ */
+function filtered<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, filter: HistoryFilter) {
+  let result = scoped(query.where('tenantId', '=', filter.tenantId), filter)
+  if (filter.status !== undefined) result = result.where('status', '=', filter.status)
+  if (filter.recipientType !== undefined) result = result.where('recipientType', '=', filter.recipientType)
+  if (filter.q !== undefined && filter.q !== '') {
+    const pattern = likePattern(filter.q)
+    result = result.where((eb) =>
+      eb.or([
+        eb(sql`title`, 'ilike', sql`${pattern} escape '\\'`),
+        eb(sql`content`, 'ilike', sql`${pattern} escape '\\'`),
+      ]),
+    )
+  }
+  return result
+}
+
+/**
+ * One page of history. List items never need the full text, so the content is cut in SQL (left() counts
+ * characters, i.e. code points) and at most 80 characters per row leave the database. The id breaks ties so
+ * pages never overlap or skip rows; sentAt puts unsent messages last in both directions (DECISIONS section 6).
+ */
+export function listMessages(
+  trx: TenantTx,
+  filter: HistoryFilter,
+  sort: HistorySort,
+  page: { offset: number; limit: number },
+  previewLength: number,
+): Promise<MessageRecord[]> {
+  const columns = COLUMNS.filter((column) => column !== 'content')
+  const query = filtered(trx.selectFrom('smsMessages'), filter)
+    .select(columns)
+    .select(sql<string>`left(content, ${previewLength})`.as('content'))
+  const ordered =
+    sort.field === 'sentAt'
+      ? query.orderBy('sentAt', (ob) => (sort.direction === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+      : query.orderBy(sort.field, sort.direction)
+  return ordered.orderBy('id', sort.direction).offset(page.offset).limit(page.limit).execute()
+}
+
+export async function countMessages(trx: TenantTx, filter: HistoryFilter): Promise<number> {
+  const row = await filtered(trx.selectFrom('smsMessages'), filter)
+    .select((eb) => eb.fn.countAll<string>().as('total'))
+    .executeTakeFirstOrThrow()
+  return Number(row.total)
+}
+
+/**
+ * Cancels in one conditional UPDATE, so it cannot race the dispatcher: the claim function locks due rows with
+ * FOR UPDATE SKIP LOCKED and sets claimed_until. A row the dispatcher holds makes this statement wait and then
+ * re-check the condition against the claimed row (which no longer matches); a row this transaction cancels is
+ * locked until commit and then no longer PENDING, so the claim never takes it.
+ */
+export function cancelScheduledMessage(
+  trx: TenantTx,
+  id: number,
+  scope: MessageScope,
+): Promise<MessageRecord | undefined> {
+  let query = trx
+    .updateTable('smsMessages')
+    .set((eb) => ({
+      status: 'CANCELLED',
+      cancelledAt: sql<Date>`now()`,
+      version: eb('version', '+', 1),
+      updatedAt: sql<Date>`now()`,
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'PENDING')
+    .where('scheduledAt', '>', sql<Date>`now()`)
+    .where((eb) => eb.or([eb('claimedUntil', 'is', null), eb('claimedUntil', '<', sql<Date>`now()`)]))
+  if (scope.senderId !== undefined) query = query.where('senderId', '=', scope.senderId)
+  return query.returning(COLUMNS).executeTakeFirst()
+}
+
+export async function cancelPendingRecipients(trx: TenantTx, smsId: number): Promise<void> {
+  await trx
+    .updateTable('smsRecipients')
+    .set({ deliveryStatus: 'CANCELLED', updatedAt: sql<Date>`now()` })
+    .where('smsId', '=', smsId)
+    .where('deliveryStatus', '=', 'PENDING')
+    .execute()
+}
+
+/**
+ * Whether a template exists in the tenant. A send only records which template its content came from (the
+ * content is sent as given), but a reference to nothing is a client mistake worth refusing.
+ */
+export async function templateExists(trx: TenantTx, templateId: number): Promise<boolean> {
+  const row = await trx.selectFrom('smsTemplates').select('id').where('id', '=', templateId).executeTakeFirst()
+  return row !== undefined
+}

@@ -1,0 +1,90 @@
+import { findSenderSetting, LIVE_PROVIDER } from '../../db/repos/sender-settings.js'
+import {
+  insertMessage,
+  insertRecipients,
+  templateExists,
+  type MessageRecord,
+  type RecipientRecord,
+} from '../../db/repos/sms-messages.js'
+import type { TenantTx } from '../../db/tenant.js'
+import type { Env } from '../env.js'
+import { AppError } from '../errors.js'
+import { assertRecipientCount, type StoredRecipient } from './recipients.js'
+import { estimateMessage, inferRecipientType } from './sizing.js'
+
+export interface SendSettings {
+  provider: Env['SVC_SMS_PROVIDER']
+  prices: { sms: number; lms: number }
+}
+
+export function sendSettings(env: Env): SendSettings {
+  return { provider: env.SVC_SMS_PROVIDER, prices: { sms: env.SVC_SMS_PRICE_SMS, lms: env.SVC_SMS_PRICE_LMS } }
+}
+
+export interface MessageDraft {
+  tenantId: number
+  senderId: number
+  title: string
+  content: string
+  templateId: number | null
+  scheduledAt: Date | null
+  recipientGroupId: number | null
+  /** Already normalised (stored phone digits). */
+  recipients: readonly StoredRecipient[]
+  /** Fixed by the kind of send (class sends: GUARDIAN); otherwise inferred from the recipients' roles. */
+  recipientType?: string
+}
+
+export interface CreatedMessage {
+  message: MessageRecord
+  recipients: RecipientRecord[]
+}
+
+/**
+ * SPEC Behavior rule 1: the live provider sends only from an APPROVED number; the mock needs none. Either way
+ * the tenant's number, when it has one, is stored on the message at creation.
+ */
+async function senderNumberFor(trx: TenantTx, provider: SendSettings['provider']): Promise<string | null> {
+  const setting = await findSenderSetting(trx)
+  if (provider === LIVE_PROVIDER && setting?.registrationStatus !== 'APPROVED') {
+    throw new AppError('SENDER_SETTING_NOT_APPROVED')
+  }
+  return setting?.senderNumber ?? null
+}
+
+/**
+ * Stores a PENDING message and all its recipients (two statements whatever the recipient count). Dispatch is
+ * not started here: the caller kicks the dispatcher after commit, so the provider never sees uncommitted rows.
+ */
+export async function createMessage(trx: TenantTx, settings: SendSettings, draft: MessageDraft): Promise<CreatedMessage> {
+  assertRecipientCount(draft.recipients.length)
+  const estimate = estimateMessage(draft.content, draft.recipients, settings.prices)
+  if (draft.templateId !== null && !(await templateExists(trx, draft.templateId))) {
+    throw new AppError('TEMPLATE_NOT_FOUND', `No template ${draft.templateId} in this tenant.`)
+  }
+  const senderNumber = await senderNumberFor(trx, settings.provider)
+  const message = await insertMessage(trx, {
+    tenantId: draft.tenantId,
+    senderId: draft.senderId,
+    senderNumber,
+    recipientType: draft.recipientType ?? inferRecipientType(draft.recipients),
+    recipientCount: draft.recipients.length,
+    title: draft.title,
+    recipientGroupId: draft.recipientGroupId,
+    content: draft.content,
+    templateId: draft.templateId,
+    scheduledAt: draft.scheduledAt,
+    messageType: estimate.messageType,
+    estimatedSegments: estimate.estimatedSegments,
+    unitPrice: estimate.unitPrice,
+    totalPrice: estimate.totalPrice,
+    provider: settings.provider,
+  })
+  await insertRecipients(trx, draft.tenantId, message.id, draft.recipients)
+  const recipients = draft.recipients.map((recipient, index) => ({
+    ...recipient,
+    recipientIndex: index,
+    deliveryStatus: 'PENDING' as const,
+  }))
+  return { message, recipients }
+}

@@ -1,0 +1,91 @@
+import { Type, type Static } from '@sinclair/typebox'
+import type { MessageRecord, RecipientRecord } from '../../db/repos/sms-messages.js'
+import { maskPhone } from './phone.js'
+import type { StoredRecipient } from './recipients.js'
+
+const Time = Type.String({ format: 'date-time' })
+const NullableTime = Type.Union([Time, Type.Null()])
+const NullableString = Type.Union([Type.String(), Type.Null()])
+const NullableInteger = Type.Union([Type.Integer(), Type.Null()])
+
+/**
+ * SPEC "Recipient" response: the phone is always masked (`010-****-5678`). `deliveryStatus` is null for group
+ * members, which are an address book, not deliveries.
+ */
+export const RecipientResponseSchema = Type.Object({
+  phone: Type.String(),
+  name: NullableString,
+  studentId: NullableInteger,
+  className: NullableString,
+  recipientRole: NullableString,
+  deliveryStatus: NullableString,
+})
+export type RecipientResponse = Static<typeof RecipientResponseSchema>
+
+/** SPEC "SMS message"; the response schema also guarantees no dispatch internals are ever serialised. */
+export const MessageResponseSchema = Type.Object({
+  id: Type.Integer(),
+  senderId: Type.Integer(),
+  senderNumber: NullableString,
+  recipientType: Type.String(),
+  recipients: Type.Array(RecipientResponseSchema),
+  recipientCount: Type.Integer(),
+  title: Type.String(),
+  recipientGroupId: NullableInteger,
+  content: Type.String(),
+  templateId: NullableInteger,
+  scheduledAt: NullableTime,
+  cancelledAt: NullableTime,
+  sentAt: NullableTime,
+  messageType: Type.Union([Type.Literal('SMS'), Type.Literal('LMS')]),
+  estimatedSegments: Type.Integer(),
+  unitPrice: Type.Integer(),
+  totalPrice: Type.Integer(),
+  status: Type.String(),
+  successCount: Type.Integer(),
+  failCount: Type.Integer(),
+  createdAt: Time,
+  updatedAt: Time,
+})
+export type MessageResponse = Static<typeof MessageResponseSchema>
+
+const iso = (value: Date | null): string | null => value?.toISOString() ?? null
+
+export function toRecipientResponse(recipient: StoredRecipient & { deliveryStatus?: string | null }): RecipientResponse {
+  return {
+    phone: maskPhone(recipient.phone),
+    name: recipient.name,
+    studentId: recipient.studentId,
+    className: recipient.className,
+    recipientRole: recipient.recipientRole,
+    deliveryStatus: recipient.deliveryStatus ?? null,
+  }
+}
+
+/** The content is returned exactly as stored: placeholders unrendered (SPEC Behavior rule 6). */
+export function toMessageResponse(message: MessageRecord, recipients: readonly RecipientRecord[]): MessageResponse {
+  return {
+    id: message.id,
+    senderId: message.senderId,
+    senderNumber: message.senderNumber,
+    recipientType: message.recipientType,
+    recipients: recipients.map(toRecipientResponse),
+    recipientCount: message.recipientCount,
+    title: message.title,
+    recipientGroupId: message.recipientGroupId,
+    content: message.content,
+    templateId: message.templateId,
+    scheduledAt: iso(message.scheduledAt),
+    cancelledAt: iso(message.cancelledAt),
+    sentAt: iso(message.sentAt),
+    messageType: message.messageType,
+    estimatedSegments: message.estimatedSegments,
+    unitPrice: message.unitPrice,
+    totalPrice: message.totalPrice,
+    status: message.status,
+    successCount: message.successCount,
+    failCount: message.failCount,
+    createdAt: message.createdAt.toISOString(),
+    updatedAt: message.updatedAt.toISOString(),
+  }
+}

@@ -1,0 +1,39 @@
+import { Type, type Static } from '@sinclair/typebox'
+import type { GroupRecord } from '../../db/repos/recipient-groups.js'
+import { RecipientResponseSchema, toRecipientResponse } from './message-response.js'
+import type { StoredRecipient } from './recipients.js'
+
+const Time = Type.String({ format: 'date-time' })
+
+/** DECISIONS section 6: the list view, with no phone data at all. */
+export const GroupSummarySchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  icon: Type.Union([Type.String(), Type.Null()]),
+  recipientCount: Type.Integer(),
+  createdAt: Time,
+  updatedAt: Time,
+})
+export type GroupSummary = Static<typeof GroupSummarySchema>
+
+/** SPEC "Recipient group": the summary plus the members, phones masked. */
+export const GroupResponseSchema = Type.Object({
+  ...GroupSummarySchema.properties,
+  recipients: Type.Array(RecipientResponseSchema),
+})
+export type GroupResponse = Static<typeof GroupResponseSchema>
+
+export function toGroupSummary(group: GroupRecord): GroupSummary {
+  return {
+    id: group.id,
+    name: group.name,
+    icon: group.icon,
+    recipientCount: group.recipientCount,
+    createdAt: group.createdAt.toISOString(),
+    updatedAt: group.updatedAt.toISOString(),
+  }
+}
+
+export function toGroupResponse(group: GroupRecord, members: readonly StoredRecipient[]): GroupResponse {
+  return { ...toGroupSummary(group), recipients: members.map((member) => toRecipientResponse(member)) }
+}

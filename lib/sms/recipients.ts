@@ -1,0 +1,57 @@
+import { AppError } from '../errors.js'
+import { normalizePhone } from './phone.js'
+
+/** DECISIONS section 1: more than this many recipients in one send (or one group) is TOO_MANY_RECIPIENTS. */
+export const MAX_RECIPIENTS = 10_000
+
+/** A recipient as a client writes it (SPEC "Recipient (request)"). */
+export interface RecipientInput {
+  phone: string
+  name?: string | null
+  studentId?: number | null
+  className?: string | null
+  recipientRole?: string | null
+}
+
+/** A recipient as stored: phone in national digits, absent fields as null. */
+export interface StoredRecipient {
+  phone: string
+  name: string | null
+  studentId: number | null
+  className: string | null
+  recipientRole: string | null
+}
+
+/** Checked before any phone is read, so 20,000 bad numbers answer TOO_MANY_RECIPIENTS, not the first bad index. */
+export function assertRecipientCount(count: number): void {
+  if (count === 0) throw new AppError('RECIPIENTS_REQUIRED')
+  if (count > MAX_RECIPIENTS) {
+    throw new AppError('TOO_MANY_RECIPIENTS', `${count} recipients given; at most ${MAX_RECIPIENTS} are allowed.`)
+  }
+}
+
+/**
+ * Normalises every phone to stored digits. The first invalid one answers INVALID_PHONE_NUMBER naming where it
+ * is (`recipients[3].phone`); the number itself is never echoed, since problem details end up in client logs.
+ */
+export function normalizeRecipients(
+  recipients: readonly RecipientInput[],
+  fieldOf: (index: number) => string = (index) => `recipients[${index}].phone`,
+): StoredRecipient[] {
+  return recipients.map((recipient, index) => {
+    const phone = normalizePhone(recipient.phone)
+    if (phone === null) {
+      const field = fieldOf(index)
+      throw new AppError('INVALID_PHONE_NUMBER', `${field} is not a valid phone number.`, {
+        errors: [{ field, message: 'is not a valid phone number' }],
+      })
+    }
+    return {
+      phone,
+      name: recipient.name ?? null,
+      studentId: recipient.studentId ?? null,
+      className: recipient.className ?? null,
+      recipientRole: recipient.recipientRole ?? null,
+    }
+  })
+}
