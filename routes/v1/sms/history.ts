@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import {
+  cancelPendingRecipients,
+  cancelScheduledMessage,
+  countMessages,
+  findMessage,
+  listMessages,
+  listRecipients,
+  type MessageScope,
+} from '../../../db/repos/sms-messages.js'
+import { AppError } from '../../../lib/errors.js'
+import { ProblemSchema } from '../../../lib/http/problem-schema.js'
+import { parseHistorySort } from '../../../lib/sms/history-sort.js'
+import { MessageResponseSchema, toMessageResponse } from '../../../lib/sms/message-response.js'
+import { HistoryQuerySchema, IdParamsSchema } from './sms.schemas.js'
+
+/** DECISIONS section 6: list items carry the content cut to its first 80 characters. */
+const PREVIEW_CHARACTERS = 80
+
+const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema }
+
+const PageSchema = Type.Object({
+  items: Type.Array(MessageResponseSchema),
+  page: Type.Integer(),
+  perPage: Type.Integer(),
+  total: Type.Integer(),
+  totalPages: Type.Integer(),
+  hasNext: Type.Boolean(),
+})
+
+/** SPEC Behavior rules 5-6: OWNER and MANAGER act tenant-wide; an INSTRUCTOR only on their own messages. */
+function scopeOf(request: FastifyRequest): MessageScope {
+  const identity = request.identity!
+  return identity.role === 'INSTRUCTOR' ? { senderId: identity.userId } : {}
+}
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/history',
+    { schema: { tags: ['sms'], querystring: HistoryQuerySchema, response: { 200: PageSchema, ...errors } } },
+    async (request) => {
+      const { page, size, sort, status, recipientType, q } = request.query
+      const filter = { tenantId: request.identity!.tenantId, ...scopeOf(request), status, recipientType, q }
+      const rows = await listMessages(request.db, filter, parseHistorySort(sort), { offset: page * size, limit: size }, PREVIEW_CHARACTERS)
+      const total = await countMessages(request.db, filter)
+      const totalPages = Math.ceil(total / size)
+      // History never shows recipients or rendered bodies (SPEC Behavior rule 6); the detail view has them.
+      return { items: rows.map((row) => toMessageResponse(row, [])), page, perPage: size, total, totalPages, hasNext: page + 1 < totalPages }
+    },
+  )
+
+  app.get(
+    '/history/:id',
+    { schema: { tags: ['sms'], params: IdParamsSchema, response: { 200: MessageResponseSchema, ...errors } } },
+    async (request) => {
+      const message = await findMessage(request.db, request.params.id, scopeOf(request))
+      if (!message) throw new AppError('SMS_NOT_FOUND')
+      return toMessageResponse(message, await listRecipients(request.db, message.id))
+    },
+  )
+
+  app.post(
+    '/history/:id/cancel',
+    {
+      schema: { tags: ['sms'], params: IdParamsSchema, response: { 200: MessageResponseSchema, ...errors, 409: ProblemSchema } },
+    },
+    async (request) => {
+      const scope = scopeOf(request)
+      const cancelled = await cancelScheduledMessage(request.db, request.params.id, scope)
+      if (!cancelled) {
+        const visible = await findMessage(request.db, request.params.id, scope)
+        throw new AppError(visible ? 'SMS_NOT_CANCELLABLE' : 'SMS_NOT_FOUND')
+      }
+      await cancelPendingRecipients(request.db, cancelled.id)
+      return toMessageResponse(cancelled, await listRecipients(request.db, cancelled.id))
+    },
+  )
+}
+
+export default routes

@@ -1,0 +1,67 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import {
+  findOwnedGroup,
+  insertGroup,
+  insertMembers,
+  listMembers,
+  listOwnedGroups,
+} from '../../../db/repos/recipient-groups.js'
+import type { TenantTx } from '../../../db/tenant.js'
+import { AppError } from '../../../lib/errors.js'
+import { ProblemSchema } from '../../../lib/http/problem-schema.js'
+import { GroupResponseSchema, GroupSummarySchema, toGroupResponse, toGroupSummary } from '../../../lib/sms/recipient-group-response.js'
+import { assertRecipientCount, normalizeRecipients } from '../../../lib/sms/recipients.js'
+import type { IdempotentRoute } from '../../../plugins/idempotency.js'
+import { CreateGroupBodySchema, IdempotencyHeadersSchema, IdParamsSchema } from './sms.schemas.js'
+
+const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema }
+
+async function loadOwnedGroup(trx: TenantTx, id: number, ownerStaffId: number) {
+  const group = await findOwnedGroup(trx, id, ownerStaffId)
+  if (!group) throw new AppError('RECIPIENT_GROUP_NOT_FOUND')
+  return toGroupResponse(group, await listMembers(trx, group.id))
+}
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  const groupReplay: IdempotentRoute = {
+    load: (trx, id, request) => loadOwnedGroup(trx, id, request.identity!.userId),
+  }
+
+  app.post(
+    '/recipient-groups',
+    {
+      config: { idempotency: groupReplay },
+      schema: {
+        tags: ['sms'],
+        headers: IdempotencyHeadersSchema,
+        body: CreateGroupBodySchema,
+        response: { 201: GroupResponseSchema, ...errors, 409: ProblemSchema, 422: ProblemSchema },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId, userId } = request.identity!
+      assertRecipientCount(request.body.recipients.length)
+      const members = normalizeRecipients(request.body.recipients)
+      const { name, icon } = request.body
+      const group = await insertGroup(request.db, { tenantId, ownerStaffId: userId, name, icon: icon ?? null, recipientCount: members.length })
+      await insertMembers(request.db, tenantId, group.id, members)
+      await request.completeIdempotency(group.id, 201)
+      return reply.code(201).send(toGroupResponse(group, members))
+    },
+  )
+
+  app.get(
+    '/recipient-groups',
+    { schema: { tags: ['sms'], response: { 200: Type.Array(GroupSummarySchema), ...errors } } },
+    async (request) => (await listOwnedGroups(request.db, request.identity!.userId)).map(toGroupSummary),
+  )
+
+  app.get(
+    '/recipient-groups/:id',
+    { schema: { tags: ['sms'], params: IdParamsSchema, response: { 200: GroupResponseSchema, ...errors } } },
+    async (request) => loadOwnedGroup(request.db, request.params.id, request.identity!.userId),
+  )
+}
+
+export default routes

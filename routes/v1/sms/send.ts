@@ -1,0 +1,99 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { kyselyClassRoster } from '../../../db/repos/class-roster.js'
+import { findMessage, listRecipients } from '../../../db/repos/sms-messages.js'
+import type { TenantTx } from '../../../db/tenant.js'
+import { AppError } from '../../../lib/errors.js'
+import { ProblemSchema } from '../../../lib/http/problem-schema.js'
+import { createMessage, sendSettings, type CreatedMessage } from '../../../lib/sms/create-message.js'
+import { MessageResponseSchema, toMessageResponse } from '../../../lib/sms/message-response.js'
+import { parseScheduledAt } from '../../../lib/sms/scheduled-at.js'
+import { classRecipients, directOrGroupRecipients } from '../../../lib/sms/send-recipients.js'
+import type { IdempotentRoute } from '../../../plugins/idempotency.js'
+import {
+  ClassParamsSchema,
+  ClassSendBodySchema,
+  IdempotencyHeadersSchema,
+  SendBodySchema,
+  type ClassSendBody,
+} from './sms.schemas.js'
+
+const response = {
+  201: MessageResponseSchema,
+  400: ProblemSchema,
+  401: ProblemSchema,
+  403: ProblemSchema,
+  404: ProblemSchema,
+  409: ProblemSchema,
+  422: ProblemSchema,
+}
+
+/** A replay answers with the message as it is now (its status may have moved on since the first answer). */
+export const messageReplay: IdempotentRoute = {
+  async load(trx: TenantTx, id: number) {
+    const message = await findMessage(trx, id, {})
+    if (!message) throw new AppError('SMS_NOT_FOUND')
+    return toMessageResponse(message, await listRecipients(trx, id))
+  },
+}
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  const settings = sendSettings(app.env)
+
+  const draftOf = (request: FastifyRequest, body: ClassSendBody) => ({
+    tenantId: request.identity!.tenantId,
+    senderId: request.identity!.userId,
+    title: body.title,
+    content: body.content,
+    templateId: body.templateId ?? null,
+    scheduledAt: parseScheduledAt(body.scheduledAt),
+  })
+
+  // The key commits with the message; an immediate message is handed to the dispatcher only after that commit.
+  const created = async (request: FastifyRequest, result: CreatedMessage) => {
+    await request.completeIdempotency(result.message.id, 201)
+    if (result.message.scheduledAt === null) request.afterCommit(() => app.dispatcher.kick())
+    return toMessageResponse(result.message, result.recipients)
+  }
+
+  app.post(
+    '/send',
+    {
+      config: { idempotency: messageReplay },
+      schema: { tags: ['sms'], headers: IdempotencyHeadersSchema, body: SendBodySchema, response },
+    },
+    async (request, reply) => {
+      const draft = draftOf(request, request.body)
+      const resolved = await directOrGroupRecipients(request.db, draft.senderId, request.body)
+      const result = await createMessage(request.db, settings, { ...draft, ...resolved })
+      return reply.code(201).send(await created(request, result))
+    },
+  )
+
+  app.post(
+    '/send/class/:classId',
+    {
+      config: { idempotency: messageReplay },
+      schema: {
+        tags: ['sms'],
+        headers: IdempotencyHeadersSchema,
+        params: ClassParamsSchema,
+        body: ClassSendBodySchema,
+        response,
+      },
+    },
+    async (request, reply) => {
+      const draft = draftOf(request, request.body)
+      const recipients = await classRecipients(kyselyClassRoster, request.db, request.params.classId)
+      const result = await createMessage(request.db, settings, {
+        ...draft,
+        recipients,
+        recipientGroupId: null,
+        recipientType: 'GUARDIAN',
+      })
+      return reply.code(201).send(await created(request, result))
+    },
+  )
+}
+
+export default routes

@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../../helper.js'
+import { insertMessageRow, minutesFromNow, problem, send } from '../../sms-send-fixtures.js'
+import { academy, actor, type Actor } from '../../staff-fixtures.js'
+
+const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute))
+
+describe('SMS history', () => {
+  const app = useTestApp()
+  const history = (who: Actor | undefined, query = '') =>
+    app.current.inject({ method: 'GET', url: `/v1/sms/history${query}`, headers: who?.headers ?? {} })
+  const detail = (who: Actor | undefined, id: number | string) =>
+    app.current.inject({ method: 'GET', url: `/v1/sms/history/${id}`, headers: who?.headers ?? {} })
+  const ids = (response: { json(): { items: { id: number }[] } }) => response.json().items.map((item) => item.id)
+
+  describe('GET /v1/sms/history', () => {
+    it('answers a page of the tenant’s messages, newest first, without recipients and with cut content', async () => {
+      const { owner, instructor } = await academy(app.current)
+      const longContent = `${'가'.repeat(70)}${'😀'.repeat(20)}{name}`
+      const first = await insertMessageRow(owner, { createdAt: at(1), content: 'short {name}' })
+      const second = await insertMessageRow(instructor, { createdAt: at(2), content: longContent, recipientPhones: ['01011112222', '01033334444'] })
+      const response = await history(owner)
+      expect(response.statusCode).toBe(200)
+      const body = response.json()
+      expect(body).toMatchObject({ page: 0, perPage: 20, total: 2, totalPages: 1, hasNext: false })
+      expect(ids(response)).toEqual([second, first])
+      expect(body.items[0]).toMatchObject({ recipients: [], recipientCount: 2, content: `${'가'.repeat(70)}${'😀'.repeat(10)}` })
+      expect(body.items[1]).toMatchObject({ recipients: [], content: 'short {name}' })
+      expect(Object.keys(body.items[0]).sort()).toEqual(
+        [
+          'id', 'senderId', 'senderNumber', 'recipientType', 'recipients', 'recipientCount', 'title', 'recipientGroupId',
+          'content', 'templateId', 'scheduledAt', 'cancelledAt', 'sentAt', 'messageType', 'estimatedSegments',
+          'unitPrice', 'totalPrice', 'status', 'successCount', 'failCount', 'createdAt', 'updatedAt',
+        ].sort(),
+      )
+    })
+
+    it('lets OWNER and MANAGER read tenant-wide and limits an INSTRUCTOR to own messages', async () => {
+      const { tenant, owner, manager, instructor } = await academy(app.current)
+      const byOwner = await insertMessageRow(owner, { createdAt: at(1) })
+      const byInstructor = await insertMessageRow(instructor, { createdAt: at(2) })
+      const colleague = await actor(app.current, tenant, 'INSTRUCTOR')
+      const other = await insertMessageRow(colleague, { createdAt: at(3) })
+      expect(ids(await history(owner))).toEqual([other, byInstructor, byOwner])
+      expect(ids(await history(manager))).toEqual([other, byInstructor, byOwner])
+      const own = await history(instructor)
+      expect(ids(own)).toEqual([byInstructor])
+      expect(own.json().total).toBe(1)
+    })
+
+    it('never shows another tenant’s messages', async () => {
+      const first = await academy(app.current)
+      const second = await academy(app.current)
+      await insertMessageRow(first.owner)
+      expect((await history(second.owner)).json()).toMatchObject({ items: [], total: 0, totalPages: 0, hasNext: false })
+    })
+
+    it('pages with page and size, reporting total, totalPages and hasNext', async () => {
+      const { owner } = await academy(app.current)
+      const created: number[] = []
+      for (let minute = 0; minute < 5; minute++) created.push(await insertMessageRow(owner, { createdAt: at(minute) }))
+      const newestFirst = [...created].reverse()
+      const page0 = await history(owner, '?size=2')
+      expect(page0.json()).toMatchObject({ page: 0, perPage: 2, total: 5, totalPages: 3, hasNext: true })
+      expect(ids(page0)).toEqual(newestFirst.slice(0, 2))
+      const page2 = await history(owner, '?size=2&page=2')
+      expect(page2.json()).toMatchObject({ page: 2, perPage: 2, hasNext: false })
+      expect(ids(page2)).toEqual(newestFirst.slice(4))
+      expect((await history(owner, '?size=2&page=9')).json()).toMatchObject({ items: [], total: 5, hasNext: false })
+    })
+
+    it('breaks ties on createdAt by id so pages never overlap', async () => {
+      const { owner } = await academy(app.current)
+      const same = at(7)
+      const created = [] as number[]
+      for (let i = 0; i < 4; i++) created.push(await insertMessageRow(owner, { createdAt: same }))
+      const pages = [...ids(await history(owner, '?size=2')), ...ids(await history(owner, '?size=2&page=1'))]
+      expect(pages).toEqual([...created].reverse())
+    })
+
+    it('filters by status, recipientType and a search term over title and content', async () => {
+      const { owner } = await academy(app.current)
+      const sent = await insertMessageRow(owner, { status: 'SENT', title: 'Exam results', recipientType: 'GUARDIAN' })
+      const failed = await insertMessageRow(owner, { status: 'FAILED', content: 'Tuition is DUE tomorrow', recipientType: 'STUDENT' })
+      const pending = await insertMessageRow(owner, { status: 'PENDING', title: '100% off_sale', content: 'x' })
+      expect(ids(await history(owner, '?status=SENT'))).toEqual([sent])
+      expect(ids(await history(owner, '?recipientType=STUDENT'))).toEqual([failed])
+      expect(ids(await history(owner, '?q=exam'))).toEqual([sent])
+      expect(ids(await history(owner, '?q=due%20TOMORROW'))).toEqual([failed])
+      expect(ids(await history(owner, '?q=100%25'))).toEqual([pending])
+      expect(ids(await history(owner, '?q=f_sale'))).toEqual([pending])
+      expect(ids(await history(owner, '?q=%25'))).toEqual([pending])
+      expect(ids(await history(owner, '?q=_'))).toEqual([pending])
+      expect(ids(await history(owner, '?q=exam&status=FAILED'))).toEqual([])
+      expect((await history(owner, '?status=SENT')).json().total).toBe(1)
+    })
+
+    it('sorts by createdAt, sentAt (unsent last either way) and status, with id as the tiebreaker', async () => {
+      const { owner } = await academy(app.current)
+      const a = await insertMessageRow(owner, { createdAt: at(1), sentAt: at(30), status: 'SENT' })
+      const b = await insertMessageRow(owner, { createdAt: at(2), sentAt: null, status: 'PENDING' })
+      const c = await insertMessageRow(owner, { createdAt: at(3), sentAt: at(10), status: 'FAILED' })
+      expect(ids(await history(owner))).toEqual([c, b, a])
+      expect(ids(await history(owner, '?sort=createdAt,asc'))).toEqual([a, b, c])
+      expect(ids(await history(owner, '?sort=createdAt'))).toEqual([a, b, c])
+      expect(ids(await history(owner, '?sort=sentAt,desc'))).toEqual([a, c, b])
+      expect(ids(await history(owner, '?sort=sentAt,ASC'))).toEqual([c, a, b])
+      expect(ids(await history(owner, '?sort=status,asc'))).toEqual([c, b, a])
+      expect(ids(await history(owner, '?sort=status,desc'))).toEqual([a, b, c])
+    })
+
+    it.each([
+      ['a sort field that is not allowed', '?sort=title,asc'],
+      ['a sort direction that is not asc or desc', '?sort=createdAt,up'],
+      ['an injected sort', '?sort=createdAt;drop table users'],
+      ['size 0', '?size=0'],
+      ['size 101', '?size=101'],
+      ['a negative page', '?page=-1'],
+      ['a page that is not a number', '?page=first'],
+      ['an unknown status', '?status=DELIVERED'],
+      ['a search term over 100 characters', `?q=${'x'.repeat(101)}`],
+    ])('refuses %s with VALIDATION_FAILED', async (_label, query) => {
+      const { owner } = await academy(app.current)
+      expect(problem(await history(owner, query))).toEqual({ status: 400, code: 'VALIDATION_FAILED' })
+    })
+
+    it('answers AUTH_002 without a token and AUTH_008 for a STUDENT', async () => {
+      const { student } = await academy(app.current)
+      expect(problem(await history(undefined))).toEqual({ status: 401, code: 'AUTH_002' })
+      expect(problem(await history(student))).toEqual({ status: 403, code: 'AUTH_008' })
+    })
+  })
+
+  describe('GET /v1/sms/history/{id}', () => {
+    it('shows the full stored content, unrendered, with recipients in order and phones masked', async () => {
+      const { owner } = await academy(app.current)
+      const content = `${'a'.repeat(150)} {name}`
+      const sent = await send(app.current, owner, {
+        recipients: [
+          { phone: '010-1234-5678', name: 'Kim' },
+          { phone: '010-2222-3333', name: 'Lee' },
+          { phone: '031-123-4567', name: 'Park' },
+        ],
+        title: 'Full',
+        content,
+        scheduledAt: minutesFromNow(60),
+      })
+      const response = await detail(owner, sent.json().id)
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual(sent.json())
+      expect(response.json().content).toBe(content)
+      expect(response.json().recipients.map((r: { phone: string; name: string }) => [r.phone, r.name])).toEqual([
+        ['010-****-5678', 'Kim'],
+        ['010-****-3333', 'Lee'],
+        ['031-****-4567', 'Park'],
+      ])
+      expect(response.body).not.toMatch(/0101234|1234-5678/)
+    })
+
+    it('lets OWNER and MANAGER read any message and an INSTRUCTOR only own (SMS_NOT_FOUND otherwise)', async () => {
+      const { owner, manager, instructor } = await academy(app.current)
+      const byOwner = await insertMessageRow(owner)
+      const byInstructor = await insertMessageRow(instructor)
+      expect((await detail(manager, byInstructor)).statusCode).toBe(200)
+      expect((await detail(owner, byInstructor)).statusCode).toBe(200)
+      expect((await detail(instructor, byInstructor)).statusCode).toBe(200)
+      expect(problem(await detail(instructor, byOwner))).toEqual({ status: 404, code: 'SMS_NOT_FOUND' })
+    })
+
+    it('answers SMS_NOT_FOUND for another tenant’s message and unknown ids', async () => {
+      const first = await academy(app.current)
+      const second = await academy(app.current)
+      const foreign = await insertMessageRow(first.owner)
+      expect(problem(await detail(second.owner, foreign))).toEqual({ status: 404, code: 'SMS_NOT_FOUND' })
+      expect(problem(await detail(second.owner, 987_654_321))).toEqual({ status: 404, code: 'SMS_NOT_FOUND' })
+    })
+
+    it('answers VALIDATION_FAILED for a bad id, AUTH_002 and AUTH_008', async () => {
+      const { owner, student } = await academy(app.current)
+      expect(problem(await detail(owner, 'x'))).toEqual({ status: 400, code: 'VALIDATION_FAILED' })
+      expect(problem(await detail(owner, '1e400'))).toEqual({ status: 400, code: 'VALIDATION_FAILED' })
+      expect(problem(await detail(undefined, 1))).toEqual({ status: 401, code: 'AUTH_002' })
+      expect(problem(await detail(student, 1))).toEqual({ status: 403, code: 'AUTH_008' })
+    })
+  })
+})
