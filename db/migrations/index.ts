@@ -2,6 +2,7 @@ import type { Migration } from 'kysely/migration'
 import * as foundation from './2026-11-22T00-00-00-foundation.js'
 import * as authSessions from './2026-11-22T01-00-00-auth-sessions.js'
 import * as sms from './2026-11-22T02-00-00-sms.js'
+import * as historySortIndexes from './2026-11-22T03-00-00-history-sort-indexes.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T00-00-00-foundation': foundation,
   '2026-11-22T01-00-00-auth-sessions': authSessions,
   '2026-11-22T02-00-00-sms': sms,
+  '2026-11-22T03-00-00-history-sort-indexes': historySortIndexes,
 }
