@@ -66,7 +66,8 @@ export default fp(
     await app.register(jwt, {
       secret,
       sign: { algorithm: 'HS256', iss: app.env.SVC_JWT_ISSUER },
-      verify: { algorithms: ['HS256'], allowedIss: app.env.SVC_JWT_ISSUER },
+      // allowedIss alone lets a token without `iss` through; requiring the claim makes a missing issuer a wrong one.
+      verify: { algorithms: ['HS256'], allowedIss: app.env.SVC_JWT_ISSUER, requiredClaims: ['iss', 'iat', 'exp'] },
     })
 
     app.decorate('authDeps', { db: app.db, jwt: app.jwt, env: app.env })

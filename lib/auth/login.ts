@@ -1,4 +1,4 @@
-import { clearLoginFailures, findLock, recordLoginFailure } from '../../db/repos/login-guards.js'
+import { admitLoginAttempt, clearLoginFailures, recordLoginFailure } from '../../db/repos/login-guards.js'
 import { findOwnerEntry, findTenantByCustomId, findTenantById, type Tenant } from '../../db/repos/tenants.js'
 import { findCredentialsById, findCredentialsByLoginId, lockUser, updatePasswordHash } from '../../db/repos/users.js'
 import { withTenant } from '../../db/tenant.js'
@@ -27,6 +27,30 @@ async function resolveTenant(deps: AuthDeps, input: LoginInput): Promise<{ tenan
   return tenant ? { tenant, ownerUserId: entry.userId } : null
 }
 
+// How long an attempt waits for earlier, still unresolved attempts of the same key before it gives up.
+const ADMISSION_WAIT_MS = 2000
+
+/**
+ * Admits the attempt or throws AUTH_018. When the key is only busy (the limit is taken up by attempts still being
+ * checked) it waits for them, so simultaneous logins with the right password are not refused; guesses are, as soon
+ * as a failure among them starts the lock.
+ */
+async function admit(deps: AuthDeps, scope: string, lockKey: string): Promise<void> {
+  const { env } = deps
+  const deadline = Date.now() + ADMISSION_WAIT_MS
+  for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+    const admission = await admitLoginAttempt(deps.db, scope, lockKey, env.SVC_LOGIN_MAX_FAILURES, env.SVC_LOGIN_LOCK_SECONDS)
+    if (admission.admitted) return
+    if (admission.lockedUntil || Date.now() + pause > deadline) {
+      const retryAfter = admission.lockedUntil
+        ? Math.max(1, Math.ceil((admission.lockedUntil.getTime() - Date.now()) / 1000))
+        : 1
+      throw new AppError('AUTH_018', undefined, { headers: { 'retry-after': String(retryAfter) } })
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause))
+  }
+}
+
 /**
  * Unknown tenant, unknown user and wrong password all answer AUTH_001 after one bcrypt comparison, so neither
  * the answer nor its timing tells them apart. Users are read only inside the tenant's context.
@@ -39,11 +63,7 @@ export async function login(
   const { env } = deps
   const scope = input.customId ?? 'root'
   const lockKey = input.userLoginId.toLowerCase()
-  const lockedUntil = await findLock(deps.db, scope, lockKey)
-  if (lockedUntil) {
-    const retryAfter = Math.max(1, Math.ceil((lockedUntil.getTime() - Date.now()) / 1000))
-    throw new AppError('AUTH_018', undefined, { headers: { 'retry-after': String(retryAfter) } })
-  }
+  await admit(deps, scope, lockKey)
 
   const resolved = await resolveTenant(deps, input)
   const credentials = resolved
@@ -60,6 +80,8 @@ export async function login(
     await recordLoginFailure(deps.db, scope, lockKey, env.SVC_LOGIN_MAX_FAILURES, env.SVC_LOGIN_LOCK_SECONDS)
     throw new AppError('AUTH_001')
   }
+  // The password is proven: the attempt was no failure, and earlier ones are forgiven.
+  await clearLoginFailures(deps.db, scope, lockKey)
 
   // Status answers come only after the password proved who is asking.
   const { tenant } = resolved
@@ -76,6 +98,5 @@ export async function login(
     if (upgradedHash) await updatePasswordHash(trx, user.id, upgradedHash)
     return openSession(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug, role: user.role }, client)
   })
-  await clearLoginFailures(deps.db, scope, lockKey)
   return { tokens, user: toMinimalUser(credentials, tenant) }
 }

@@ -1,15 +1,18 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MinimalUserSchema, UserResponseSchema } from '../../lib/auth/user-response.js'
 
-const LoginId = Type.String({ minLength: 1, maxLength: 50, pattern: '^\\S+$' })
-const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' })
+// PostgreSQL text cannot hold NUL, and no identifier or name needs a control character: refusing them here keeps
+// such input a 400 instead of a database error.
+const NO_CONTROL = '^[^\\u0000-\\u001f\\u007f]*$'
+const LoginId = Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$' })
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^(?=.*\\S)[^\\u0000-\\u001f\\u007f]+$' })
 // The policy (lib/auth/password-policy.ts) judges the content; the schema only bounds the size.
 const NewPassword = Type.String({ minLength: 1, maxLength: 200 })
 const Phone = Type.Union([Type.String({ maxLength: 20 }), Type.Null()])
 
 export const StudentRegistrationSchema = Type.Object(
   {
-    tenantSlug: Type.String({ minLength: 1, maxLength: 63 }),
+    tenantSlug: Type.String({ minLength: 1, maxLength: 63, pattern: NO_CONTROL }),
     userLoginId: LoginId,
     password: NewPassword,
     name: Name,
@@ -35,7 +38,7 @@ export const LoginSchema = Type.Object(
   {
     userLoginId: LoginId,
     password: Type.String({ minLength: 1, maxLength: 1000 }),
-    customId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+    customId: Type.Optional(Type.String({ minLength: 1, maxLength: 20, pattern: NO_CONTROL })),
   },
   { additionalProperties: false },
 )
