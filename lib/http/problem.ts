@@ -35,6 +35,11 @@ function fieldErrors(error: FastifyError): FieldError[] {
   })
 }
 
+function isPostgresDataException(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) && 'severity' in (error as object)
+}
+
 export function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error
   if (error.validation) {
@@ -42,6 +47,9 @@ export function toAppError(error: FastifyError): AppError {
     const summary = errors.map((entry) => `${entry.field} ${entry.message}`).join('; ')
     return new AppError('VALIDATION_FAILED', summary, { errors })
   }
+  // SQLSTATE class 22 (data exception: a NUL byte, a value too long for its column, a number out of range) is
+  // bad input the schemas let through; the transaction has rolled back, so the client gets a 400, not a 500.
+  if (isPostgresDataException(error)) return new AppError('VALIDATION_FAILED', 'A value in the request is not acceptable.')
   const status = error.statusCode ?? 500
   const code = FASTIFY_CODES[error.code] ?? (status >= 400 && status < 500 ? STATUS_CODES[status] : undefined)
   if (!code) return new AppError('INTERNAL_ERROR')

@@ -15,6 +15,11 @@ describe('problem+json rendering', () => {
         throw new AppError('AUTH_018', undefined, { headers: { 'retry-after': '60' } })
       })
       test.get('/test/items/:id', { config: { auth: false } }, async () => ({ ok: true }))
+      test.post('/test/store-name', { config: { auth: false }, schema: { body: Type.Object({ name: Type.String() }) } }, async (request) => {
+        const { sql } = await import('kysely')
+        await sql`select ${(request.body as { name: string }).name}::text as name`.execute(test.db)
+        return { ok: true }
+      })
       test.get('/test/crash', { config: { auth: false } }, async () => {
         throw new Error('select * from secrets where password = hunter2')
       })
@@ -86,6 +91,11 @@ describe('problem+json rendering', () => {
   it('answers router-level rejections (over-long path parameter, malformed URL) with problem+json 400', async () => {
     expectProblem(await app.inject({ method: 'GET', url: `/test/items/${'9'.repeat(150)}` }), 400, 'VALIDATION_FAILED')
     expectProblem(await app.inject({ method: 'GET', url: '/test/items/%E0%A4%A' }), 400, 'VALIDATION_FAILED')
+  })
+
+  it('answers 400 when PostgreSQL refuses a value the schema let through (a NUL byte)', async () => {
+    const response = await app.inject({ method: 'POST', url: '/test/store-name', payload: { name: 'nul\u0000here' } })
+    expectProblem(response, 400, 'VALIDATION_FAILED')
   })
 
   it('hides unexpected errors behind INTERNAL_ERROR', async () => {
