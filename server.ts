@@ -11,6 +11,8 @@ async function main(): Promise<void> {
   const database = await openDatabase(env)
   if (env.SVC_MIGRATE_ON_START) await database.migrate()
   const app = await buildService(env, database)
+  // The embedded store is for development only; say so where an operator looks first.
+  if (database.warning) app.log.warn(database.warning)
 
   let closing = false
   const close = (signal: string) => {

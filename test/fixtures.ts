@@ -3,12 +3,17 @@ import type { Kysely } from 'kysely'
 import { inject } from 'vitest'
 import { createPool, kyselyOver } from '../db/database.js'
 import type { DB, Role, TenantStatus, UserStatus } from '../db/schema.js'
+import { embeddedStore, isEmbedded } from './helper.js'
 
 let ownerDb: Kysely<DB> | undefined
 
-/** The migrating (owner) connection: fixtures write through it, bypassing RLS, as an operator would. */
+/**
+ * The migrating (owner) connection: fixtures write through it, bypassing RLS, as an operator would. On the embedded
+ * store it shares the file's one session (each statement borrows it), so never await it inside an open runtime
+ * transaction there.
+ */
 export function owner(): Kysely<DB> {
-  ownerDb ??= kyselyOver(createPool(inject('databaseUrl'), 2))
+  ownerDb ??= isEmbedded ? embeddedStore().owner : kyselyOver(createPool(inject('databaseUrl'), 2))
   return ownerDb
 }
 

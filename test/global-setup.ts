@@ -1,11 +1,23 @@
 import type { TestProject } from 'vitest/node'
 import pg from 'pg'
 import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { openPostgres } from '../db/database.js'
+import { openEmbedded } from '../db/embedded.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** Which backend this run uses; test/helper.ts derives `isEmbedded` from it. */
+    databaseKind: 'postgres' | 'embedded'
+    /** PostgreSQL: the run's migrated database. Embedded: '' (there is no server to connect to). */
     databaseUrl: string
+    /** Embedded: a migrated store (an SVC_DATA_DIR) that each test file copies. PostgreSQL: ''. */
+    embeddedTemplateDir: string
+    /** Embedded: the run's scratch directory, removed at the end. PostgreSQL: ''. */
+    embeddedRoot: string
   }
 }
 
@@ -24,13 +36,46 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-/** TEST_DATABASE_URL, else the local server, else a throwaway testcontainers PostgreSQL when Docker answers. */
-async function chooseServer(): Promise<{ url: string; source: string; stop?: () => Promise<unknown> }> {
-  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, source: 'TEST_DATABASE_URL' }
-  if (await answers(LOCAL_SERVER)) return { url: LOCAL_SERVER, source: 'local server 127.0.0.1:5432' }
-  const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
-  const container = await new PostgreSqlContainer('postgres:15-alpine').start()
-  return { url: container.getConnectionUri(), source: 'testcontainers', stop: () => container.stop() }
+/** True when a Docker engine answers its ping on DOCKER_HOST (unix or tcp) or the default socket. */
+async function dockerAnswers(): Promise<boolean> {
+  const host = process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock'
+  const target = host.startsWith('unix://')
+    ? { socketPath: host.slice('unix://'.length) }
+    : (() => {
+        const url = new URL(host.replace(/^tcp:/, 'http:'))
+        return { host: url.hostname, port: Number(url.port || 2375) }
+      })()
+  return new Promise((resolve) => {
+    const probe = request({ ...target, path: '/_ping', method: 'GET', timeout: 2000 }, (response) => {
+      response.resume()
+      resolve(response.statusCode === 200)
+    })
+    probe.on('timeout', () => probe.destroy())
+    probe.on('error', () => resolve(false))
+    probe.end()
+  })
+}
+
+type Backend =
+  | { kind: 'postgres'; url: string; source: string; stop?: () => Promise<unknown> }
+  | { kind: 'embedded'; source: string }
+
+/**
+ * SVC_TEST_FORCE_EMBEDDED=1 forces the embedded store (no probes at all); otherwise TEST_DATABASE_URL, else the
+ * local server, else a throwaway testcontainers PostgreSQL when Docker answers, else the embedded store.
+ */
+async function chooseBackend(): Promise<Backend> {
+  if (process.env.SVC_TEST_FORCE_EMBEDDED === '1') return { kind: 'embedded', source: 'SVC_TEST_FORCE_EMBEDDED=1' }
+  if (process.env.TEST_DATABASE_URL) {
+    return { kind: 'postgres', url: process.env.TEST_DATABASE_URL, source: 'TEST_DATABASE_URL' }
+  }
+  if (await answers(LOCAL_SERVER)) return { kind: 'postgres', url: LOCAL_SERVER, source: 'local server 127.0.0.1:5432' }
+  if (await dockerAnswers()) {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
+    const container = await new PostgreSqlContainer('postgres:15-alpine').start()
+    return { kind: 'postgres', url: container.getConnectionUri(), source: 'testcontainers', stop: () => container.stop() }
+  }
+  return { kind: 'embedded', source: 'no PostgreSQL server answered and Docker is not reachable' }
 }
 
 function withDatabase(url: string, database: string): string {
@@ -40,8 +85,7 @@ function withDatabase(url: string, database: string): string {
 }
 
 /** One fresh database per run, migrated once; every test file builds its own app on it. */
-export default async function setup(project: TestProject) {
-  const server = await chooseServer()
+async function setupPostgres(project: TestProject, server: Extract<Backend, { kind: 'postgres' }>) {
   const name = `svc_test_${Date.now()}_${randomBytes(3).toString('hex')}`
   const admin = new pg.Client({ connectionString: server.url })
   await admin.connect()
@@ -53,7 +97,10 @@ export default async function setup(project: TestProject) {
   await database.migrate()
   await database.close()
   console.log(`[tests] PostgreSQL from ${server.source}, database ${name}`)
+  project.provide('databaseKind', 'postgres')
   project.provide('databaseUrl', url)
+  project.provide('embeddedTemplateDir', '')
+  project.provide('embeddedRoot', '')
 
   return async () => {
     const cleanup = new pg.Client({ connectionString: server.url })
@@ -62,4 +109,33 @@ export default async function setup(project: TestProject) {
     await cleanup.end()
     await server.stop?.()
   }
+}
+
+/**
+ * PGlite lives inside one process, so worker processes cannot share it. The setup migrates one template store;
+ * each test file copies it and opens its own (test/helper.ts), so files stay independent and may run in parallel.
+ */
+async function setupEmbedded(project: TestProject, source: string) {
+  const root = await mkdtemp(join(tmpdir(), 'svc-test-'))
+  const template = join(root, 'template')
+  const store = openEmbedded(template)
+  await store.migrate()
+  await store.close()
+  // Inherited by the workers and any process a test spawns: whatever opens the default store (a script run with no
+  // DATABASE_URL) lands in the run's scratch directory, never in the repository's ./.data.
+  process.env.SVC_DATA_DIR = join(root, 'default-data')
+  console.log(`[tests] embedded PGlite store (${source}); template ${template}, one copy per test file`)
+  project.provide('databaseKind', 'embedded')
+  project.provide('databaseUrl', '')
+  project.provide('embeddedTemplateDir', template)
+  project.provide('embeddedRoot', root)
+
+  return async () => {
+    await rm(root, { recursive: true, force: true })
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const backend = await chooseBackend()
+  return backend.kind === 'postgres' ? setupPostgres(project, backend) : setupEmbedded(project, backend.source)
 }

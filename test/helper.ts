@@ -1,19 +1,82 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, inject } from 'vitest'
+import { cpSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { afterAll, beforeAll, inject, it, type TestFunction } from 'vitest'
 import app from '../app.js'
-import { openPostgres } from '../db/database.js'
+import { openPostgres, type Database } from '../db/database.js'
+import { openEmbedded, type EmbeddedDatabase } from '../db/embedded.js'
 import { loadEnv, type Env } from '../lib/env.js'
 import { buildService } from '../lib/http/build.js'
 import { serverOptions } from '../lib/http/server-options.js'
 
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-at-least-32-bytes-long'
 
+/** The run's backend, chosen by test/global-setup.ts: 'postgres' (a real server) or 'embedded' (PGlite). */
+export const databaseKind = inject('databaseKind')
+export const isEmbedded = databaseKind === 'embedded'
+
+const ONE_CONNECTION = 'skipped on the embedded store: needs several concurrent database connections'
+const SERVER_ONLY = 'skipped on the embedded store: needs a PostgreSQL server'
+
+/**
+ * For tests that need two database sessions at the same time (a second request racing an open transaction, row
+ * locks, SKIP LOCKED claims). The embedded store has one connection, which serialises them. Use like `it`:
+ * `needsConcurrency('answers 409 while the first request runs', async () => { ... })`.
+ */
+export const needsConcurrency = it.skipIf(isEmbedded)
+
+/** Like `needsConcurrency`, and the skipped test's name carries the reason. */
+export function itConcurrent(name: string, fn: TestFunction, timeout?: number): void {
+  if (isEmbedded) it.skip(`${name} [${ONE_CONNECTION}]`, fn)
+  else it(name, fn, timeout)
+}
+
+/** For tests that need a PostgreSQL server itself (create database, a second process, a connection URL). */
+export const needsPostgres = it.skipIf(isEmbedded)
+
+/** Like `needsPostgres`, and the skipped test's name carries the reason. */
+export function itPostgres(name: string, fn: TestFunction, timeout?: number): void {
+  if (isEmbedded) it.skip(`${name} [${SERVER_ONLY}]`, fn)
+  else it(name, fn, timeout)
+}
+
+let fileStore: { store: EmbeddedDatabase; dir: string } | undefined
+
+/**
+ * The test file's own embedded store: a copy of the run's migrated template, opened on first use and closed after
+ * the file. PGlite lives inside one process, so the worker processes cannot share one store as they share a
+ * PostgreSQL database; a copy per file keeps files independent (and parallel) without migrating each time.
+ */
+export function embeddedStore(): EmbeddedDatabase {
+  if (!isEmbedded) throw new Error('embeddedStore() is only available when the run uses the embedded store')
+  if (!fileStore) {
+    const dir = join(inject('embeddedRoot'), `file-${randomBytes(6).toString('hex')}`)
+    cpSync(inject('embeddedTemplateDir'), dir, { recursive: true })
+    fileStore = { store: openEmbedded(dir), dir }
+  }
+  return fileStore.store
+}
+
+// Registered at import, so it belongs to the importing file's root suite and runs after every describe block's
+// afterAll (apps close before their store does).
+if (isEmbedded) {
+  afterAll(async () => {
+    const open = fileStore
+    fileStore = undefined
+    if (!open) return
+    await open.store.close()
+    rmSync(open.dir, { recursive: true, force: true })
+  })
+}
+
 export function testEnv(overrides: Record<string, string> = {}): Env {
   return loadEnv({
     NODE_ENV: 'test',
-    DATABASE_URL: inject('databaseUrl'),
+    // Unset on the embedded backend: openTestDatabase then hands out the file's store.
+    DATABASE_URL: isEmbedded ? undefined : inject('databaseUrl'),
     LOG_LEVEL: 'silent',
     SVC_JWT_SECRET: TEST_JWT_SECRET,
     SVC_BCRYPT_COST: '4',
@@ -27,10 +90,21 @@ export function testEnv(overrides: Record<string, string> = {}): Env {
   })
 }
 
+/**
+ * The runtime database for a test app: PostgreSQL when the env names one (always, on the postgres backend; an
+ * explicit DATABASE_URL override on either), else the file's embedded store. Apps share that store, so closing
+ * an app leaves it open for the rest of the file.
+ */
+export function openTestDatabase(env: Env = testEnv()): Database {
+  if (env.DATABASE_URL) return openPostgres(env.DATABASE_URL, env.SVC_DB_POOL_MAX)
+  const store = embeddedStore()
+  return { db: store.db, kind: 'embedded', migrate: () => store.migrate(), close: async () => undefined }
+}
+
 /** Builds the production app against the test database (migrated once by the global setup). */
 export async function buildTestApp(overrides: Record<string, string> = {}): Promise<FastifyInstance> {
   const env = testEnv(overrides)
-  return buildService(env, openPostgres(env.DATABASE_URL!, env.SVC_DB_POOL_MAX))
+  return buildService(env, openTestDatabase(env))
 }
 
 /** One app per test file, closed after it: `const app = useTestApp()` then `app.current.inject(...)`. */
@@ -47,15 +121,18 @@ export function useTestApp(overrides: Record<string, string> = {}): { current: F
 
 /**
  * The production app plus test-only routes registered beside the real ones, for exercising plugins (tenant
- * transaction, problem rendering) through real requests.
+ * transaction, problem rendering) through real requests. `before` runs on the bare instance before the app is
+ * registered (e.g. an onRoute hook that must see every route).
  */
 export async function buildAppWith(
   extend: (app: FastifyInstance) => Promise<void>,
   overrides: Record<string, string> = {},
+  before?: (app: FastifyInstance) => void,
 ): Promise<FastifyInstance> {
   const env = testEnv(overrides)
   const fastify = Fastify(serverOptions(env)).withTypeProvider<TypeBoxTypeProvider>()
-  await fastify.register(fp(app), { env, database: openPostgres(env.DATABASE_URL!, env.SVC_DB_POOL_MAX) })
+  before?.(fastify)
+  await fastify.register(fp(app), { env, database: openTestDatabase(env) })
   await fastify.register(extend)
   await fastify.ready()
   return fastify

@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { describe, expect, inject, it } from 'vitest'
+import { itPostgres } from './helper.js'
 
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url)
@@ -21,7 +22,8 @@ async function adminQuery(text: string): Promise<void> {
 }
 
 describe('server.ts', () => {
-  it('migrates an empty database at start, serves, and exits cleanly on SIGTERM', async () => {
+  // The embedded counterpart is test/embedded.test.ts.
+  itPostgres('migrates an empty database at start, serves, and exits cleanly on SIGTERM', async () => {
     const name = `svc_start_${randomBytes(4).toString('hex')}`
     await adminQuery(`create database ${name}`)
     try {

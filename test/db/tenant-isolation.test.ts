@@ -1,9 +1,8 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { openPostgres } from '../../db/database.js'
 import { withTenant, type TenantTx } from '../../db/tenant.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
-import { testEnv, useTestApp } from '../helper.js'
+import { openTestDatabase, testEnv, useTestApp } from '../helper.js'
 
 describe('tenant isolation enforced by the database', () => {
   const app = useTestApp()
@@ -82,8 +81,8 @@ describe('tenant isolation enforced by the database', () => {
 
   it('never carries one tenant into the next use of a pooled connection', async () => {
     const { a, b, userA, userB } = await twoTenants()
-    // A single-connection pool: every transaction below reuses the same server session.
-    const single = openPostgres(testEnv().DATABASE_URL!, 1)
+    // A single-connection pool (on the embedded store, its one session): every transaction below reuses it.
+    const single = openTestDatabase(testEnv({ SVC_DB_POOL_MAX: '1' }))
     try {
       const seen = async (trx: TenantTx) => (await trx.selectFrom('users').select('id').where('id', 'in', [userA.id, userB.id]).execute()).map((row) => row.id)
       expect(await withTenant(single.db, a.id, seen)).toEqual([userA.id])

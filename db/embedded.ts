@@ -1,0 +1,129 @@
+import { PGlite, types } from '@electric-sql/pglite'
+import { CamelCasePlugin, Kysely, PGliteDialect, type PGlite as KyselyPGlite } from 'kysely'
+import { mkdirSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { APP_ROLE, type Database } from './database.js'
+import { migrateToLatest } from './migrate.js'
+import type { DB } from './schema.js'
+
+export interface EmbeddedDatabase extends Database {
+  readonly kind: 'embedded'
+  /** Absolute path of the PGlite data directory. */
+  readonly dataDir: string
+  /**
+   * The owner (PGlite superuser) over the same single session, for migrations, fixtures and operations scripts. Each
+   * of its queries or transactions borrows the one connection exclusively, so no runtime query ever sees the owner.
+   * Never await it while holding a runtime connection (inside `db.transaction()`): that would wait for itself.
+   */
+  readonly owner: Kysely<DB>
+}
+
+/** Where the store lives inside SVC_DATA_DIR. */
+export function embeddedDataDir(svcDataDir: string): string {
+  return resolve(svcDataDir, 'pglite')
+}
+
+/**
+ * Creates the runtime role when the store is new. The embedded store is its own server, so this plays the part of a
+ * container's init script: the session can then switch to the role before its first query, migrated or not, and RLS
+ * applies from the start. The first migration finds the role and only grants it privileges.
+ */
+const BOOTSTRAP_ROLE = `
+  do $$
+  begin
+    if not exists (select 1 from pg_roles where rolname = '${APP_ROLE}') then
+      create role ${APP_ROLE} nologin nosuperuser nobypassrls noinherit;
+    end if;
+  end
+  $$`
+
+/**
+ * An embedded PostgreSQL-compatible store (PGlite, in process) under `${svcDataDir}/pglite`, for development and
+ * tests without a server. Same migrations, same RLS: its one session runs as APP_ROLE for every runtime query, and
+ * only `migrate()` and `owner` step back to the superuser, while holding the connection. One connection serialises
+ * everything: concurrent requests wait their turn instead of running side by side. One process per directory.
+ */
+export function openEmbedded(svcDataDir: string): EmbeddedDatabase {
+  const dataDir = embeddedDataDir(svcDataDir)
+  let pglite: PGlite | undefined
+
+  // Started by Kysely on the first query of either handle, so nothing runs before the role switch.
+  const start = async (): Promise<PGlite> => {
+    mkdirSync(dataDir, { recursive: true })
+    // 64-bit ids and counts as JS numbers, as the pg pool returns them (db/database.ts); ids stay below 2^53.
+    const instance = new PGlite(dataDir, { parsers: { [types.INT8]: (value: string) => Number(value) } })
+    try {
+      await instance.waitReady
+      await instance.exec(BOOTSTRAP_ROLE)
+      // Session-level on purpose, as on a pooled PostgreSQL connection: nothing at run time can bypass RLS.
+      await instance.exec(`set role ${APP_ROLE}`)
+    } catch (error) {
+      // Kysely retries a failed start; a second instance must never open the same directory beside this one.
+      await instance.close().catch(() => undefined)
+      throw error
+    }
+    pglite = instance
+    return instance
+  }
+
+  const db = new Kysely<DB>({
+    dialect: new PGliteDialect({ pglite: start }),
+    plugins: [new CamelCasePlugin()],
+  })
+
+  /**
+   * Runs `work` as the owner while holding the runtime handle's only connection (Kysely's mutex), so no runtime query
+   * can interleave while the session is not APP_ROLE. If the switch back fails the store is closed: fail closed
+   * rather than leave a superuser session behind.
+   */
+  const asOwner = <T>(work: (instance: PGlite) => Promise<T>): Promise<T> =>
+    db.connection().execute(async () => {
+      const instance = pglite
+      if (!instance) throw new Error('embedded store is not open')
+      await instance.exec('reset role')
+      try {
+        return await work(instance)
+      } finally {
+        await instance.exec(`set role ${APP_ROLE}`).catch(async (error: unknown) => {
+          await instance.close().catch(() => undefined)
+          throw new Error('embedded store closed: could not return to the runtime role', { cause: error })
+        })
+      }
+    })
+
+  // The subset of PGlite that Kysely's dialect uses, routed through asOwner.
+  const ownerSession: KyselyPGlite = {
+    get closed() {
+      return pglite?.closed ?? false
+    },
+    ready: true,
+    waitReady: Promise.resolve(),
+    query: (text, params, options) => asOwner((instance) => instance.query(text, params, options)),
+    transaction: (fn) => asOwner((instance) => instance.transaction(fn)),
+    // The runtime handle owns the instance; destroying the owner handle must not close it.
+    close: async () => undefined,
+  }
+  const owner = new Kysely<DB>({
+    dialect: new PGliteDialect({ pglite: ownerSession }),
+    plugins: [new CamelCasePlugin()],
+  })
+
+  return {
+    db,
+    kind: 'embedded',
+    dataDir,
+    owner,
+    migrate: async () => {
+      await migrateToLatest(owner)
+    },
+    close: async () => {
+      await owner.destroy()
+      await db.destroy()
+    },
+  }
+}
+
+/** The message server.ts logs when it runs on the embedded store. */
+export function embeddedWarning(dataDir: string): string {
+  return `embedded PGlite store under ${dataDir}: for development only; set DATABASE_URL for PostgreSQL`
+}
