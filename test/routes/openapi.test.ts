@@ -1,0 +1,193 @@
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { Type } from '@sinclair/typebox'
+import Ajv2020 from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ProblemSchema } from '../../lib/http/problem-schema.js'
+import { DOCS_PREFIX, OPENAPI_PATH, documentRoute } from '../../plugins/swagger.js'
+import { buildAppWith } from '../helper.js'
+
+interface Operation {
+  tags?: string[]
+  description?: string
+  security?: Array<Record<string, string[]>>
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>
+}
+interface OpenApiDocument {
+  openapi: string
+  security?: Array<Record<string, string[]>>
+  components: { securitySchemes: Record<string, Record<string, string>>; schemas?: Record<string, unknown> }
+  paths: Record<string, Record<string, Operation>>
+}
+
+/** Fastify's `/users/:id` and `/files/*` as OpenAPI paths, written as the document writes them (no trailing slash). */
+const openApiPath = (url: string) =>
+  url
+    .replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+    .replace(/\*/g, '{*}')
+    .replace(/(.)\/$/, '$1')
+
+const isDocsRoute = (url: string) => url === OPENAPI_PATH || url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`)
+
+interface RegisteredRoute {
+  method: string
+  url: string
+  publicRoute: boolean
+}
+
+describe('GET /openapi.json', () => {
+  let app: FastifyInstance
+  let document: OpenApiDocument
+  const registered: RegisteredRoute[] = []
+
+  beforeAll(async () => {
+    // The hook goes on before the app, so it sees every route the app registers, whatever lands later.
+    app = await buildAppWith(async () => undefined, {}, (fastify) => {
+      fastify.addHook('onRoute', (route: RouteOptions) => {
+        const publicRoute = (route.config as { auth?: unknown } | undefined)?.auth === false
+        for (const method of [route.method].flat()) registered.push({ method, url: route.url, publicRoute })
+      })
+    })
+    const response = await app.inject({ method: 'GET', url: OPENAPI_PATH })
+    expect(response.statusCode).toBe(200)
+    document = response.json()
+  })
+  afterAll(() => app.close())
+
+  const operations = () =>
+    Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => ({ path, method, operation })),
+    )
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(structuredClone(document) as unknown as Record<string, unknown>)
+    expect(result.errors).toBeUndefined()
+    expect(result.valid).toBe(true)
+    expect(document.openapi).toBe('3.1.0')
+  })
+
+  it('holds only schemas that compile under strict JSON Schema 2020-12', () => {
+    // The OpenAPI meta-schema accepts any object as a Schema Object; compiling each one catches the rest.
+    const ajv = addFormats.default(new Ajv2020.default({ strict: true, validateFormats: true }))
+    // OpenAPI's own Schema Object keywords, and `components` for the document's local references.
+    ajv.addVocabulary(['discriminator', 'xml', 'externalDocs', 'example', 'components'])
+    const schemas: unknown[] = Object.values(document.components.schemas ?? {})
+    for (const { operation } of operations()) {
+      const parameters = (operation as { parameters?: Array<{ schema?: unknown }> }).parameters ?? []
+      schemas.push(...parameters.map((parameter) => parameter.schema))
+      const body = (operation as { requestBody?: { content?: Record<string, { schema?: unknown }> } }).requestBody
+      schemas.push(...Object.values(body?.content ?? {}).map((media) => media.schema))
+      for (const response of Object.values(operation.responses)) {
+        schemas.push(...Object.values(response.content ?? {}).map((media) => media.schema))
+      }
+    }
+    const components = { components: document.components }
+    for (const schema of schemas.filter((entry) => entry !== undefined)) {
+      // Local references point into the document's components.
+      expect(() => ajv.compile({ ...(schema as object), ...components })).not.toThrow()
+    }
+  })
+
+  it('documents every route the app registers, except HEAD and its own documentation routes', () => {
+    const expected = registered.filter((route) => route.method !== 'HEAD' && !isDocsRoute(route.url))
+    expect(expected.length).toBeGreaterThan(0)
+    const missing = expected
+      .filter((route) => !document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()])
+      .map((route) => `${route.method} ${route.url}`)
+    expect(missing).toEqual([])
+    const documentedDocsRoutes = Object.keys(document.paths).filter(isDocsRoute)
+    expect(documentedDocsRoutes).toEqual([])
+  })
+
+  it('declares bearer and cookie credentials, required unless a route opts out', () => {
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+    expect(document.components.securitySchemes.cookieAuth).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'svc_access_token' })
+    expect(document.security).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }])
+    for (const route of registered.filter((entry) => entry.method !== 'HEAD' && !isDocsRoute(entry.url))) {
+      const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()]
+      if (!operation || route.url.startsWith('/internal/') || route.url === '/v1/sms/solapi/webhook') continue
+      if (route.publicRoute) expect({ route: route.url, security: operation.security }).toEqual({ route: route.url, security: [] })
+      else expect({ route: route.url, security: operation.security }).toEqual({ route: route.url, security: undefined })
+    }
+  })
+
+  it('documents problem+json error responses on every operation', () => {
+    for (const { path, method, operation } of operations()) {
+      const errors = Object.entries(operation.responses).filter(([status]) => /^[45]/.test(status))
+      const problems = errors.filter(([, response]) => response.content?.['application/problem+json'])
+      expect({ operation: `${method} ${path}`, has4xx: problems.some(([s]) => s.startsWith('4')), has5xx: problems.some(([s]) => s.startsWith('5')) })
+        .toEqual({ operation: `${method} ${path}`, has4xx: true, has5xx: true })
+    }
+  })
+
+  it('tags signed operations calls and the provider callback wherever they exist', () => {
+    for (const { path, operation } of operations()) {
+      if (path.startsWith('/internal/')) {
+        expect(operation.tags).toEqual(['internal'])
+        expect(operation.description).toMatch(/X-Tenant-Slug.*X-Timestamp.*X-Signature/s)
+      }
+      if (path === '/v1/sms/solapi/webhook') expect(operation.tags).toEqual(['provider-callback'])
+    }
+  })
+})
+
+describe('documentRoute (the document transform)', () => {
+  const transform = (url: string, config: Record<string, unknown>, schema: Record<string, unknown>) =>
+    documentRoute({
+      url,
+      schema,
+      route: { method: 'POST', url, config, handler: async () => undefined } as RouteOptions,
+      openapiObject: {},
+    }).schema as Record<string, unknown> & { response: Record<string, { content?: Record<string, unknown> }> }
+
+  it('marks routes with config.auth false as needing no credentials, and leaves the rest to the global default', () => {
+    expect(transform('/v1/login', { auth: false }, {}).security).toEqual([])
+    expect(transform('/v1/me', {}, {}).security).toBeUndefined()
+  })
+
+  it('documents declared Problem errors as problem+json and adds the ranges a route leaves out', () => {
+    const documented = transform('/v1/things', {}, { response: { 200: Type.Object({}), 409: ProblemSchema, '5xx': ProblemSchema } })
+    expect(Object.keys(documented.response).sort()).toEqual(['200', '409', '4XX', '5xx'])
+    expect(documented.response['409']?.content).toHaveProperty(['application/problem+json', 'schema'])
+    expect(documented.response['4XX']?.content).toHaveProperty(['application/problem+json', 'schema'])
+    expect(documented.response['200']?.content).toBeUndefined()
+  })
+
+  it('still documents success for a route that declares no response schema', () => {
+    expect(Object.keys(transform('/v1/undeclared', {}, {}).response).sort()).toEqual(['4XX', '5XX', 'default'])
+  })
+
+  it('keeps a non-problem error body as declared (the health check answers 503 DOWN)', () => {
+    const down = Type.Object({ status: Type.Literal('DOWN') })
+    expect(transform('/actuator/health', { auth: false }, { response: { 503: down } }).response['503']).toBe(down)
+  })
+
+  it('tags /internal/ routes as signed operations calls with their own header credentials', () => {
+    const documented = transform('/internal/sms/sender-settings/:tenantSlug/approval', { auth: false }, { tags: ['sms'], description: 'Approve.' })
+    expect(documented.tags).toEqual(['internal'])
+    expect(documented.description).toMatch(/^Approve\.\n\nSigned operations call/)
+    expect(documented.security).toEqual([{ internalTenantSlug: [], internalTimestamp: [], internalSignature: [] }])
+  })
+
+  it('tags the provider webhook as a provider callback authenticated by X-Provider-Secret', () => {
+    const documented = transform('/v1/sms/solapi/webhook', { auth: false }, {})
+    expect(documented.tags).toEqual(['provider-callback'])
+    expect(documented.security).toEqual([{ providerSecret: [] }])
+  })
+})
+
+describe(`GET ${DOCS_PREFIX}`, () => {
+  let app: FastifyInstance
+  beforeAll(async () => {
+    app = await buildAppWith(async () => undefined)
+  })
+  afterAll(() => app.close())
+
+  it('serves the interactive documentation without credentials', async () => {
+    const response = await app.inject({ method: 'GET', url: DOCS_PREFIX })
+    expect(response.statusCode).toBe(200)
+    expect(response.headers['content-type']).toMatch(/^text\/html/)
+    expect(response.body).toContain('swagger-ui')
+  })
+})
