@@ -24,7 +24,13 @@ const int8AsNumber: pg.CustomTypesConfig = {
 }
 
 export function createPool(connectionString: string, max: number): pg.Pool {
-  return new pg.Pool({ connectionString, max, types: int8AsNumber, idleTimeoutMillis: 30_000 })
+  const pool = new pg.Pool({ connectionString, max, types: int8AsNumber, idleTimeoutMillis: 30_000 })
+  // An idle connection the server ends (restart, failover, an administrator) is dropped by the pool and replaced
+  // on next use; without a listener, pg would turn that into an uncaught exception that kills the process.
+  pool.on('error', (error) => {
+    process.emitWarning(`idle PostgreSQL connection closed: ${error.message}`, { code: 'SVC_DB_IDLE_ERROR' })
+  })
+  return pool
 }
 
 export function kyselyOver(pool: pg.Pool, role?: string): Kysely<DB> {
