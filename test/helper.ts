@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { cpSync, rmSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { afterAll, beforeAll, inject, it, type TestFunction } from 'vitest'
+import { afterAll, beforeAll, describe, inject, it, type TestFunction } from 'vitest'
 import app from '../app.js'
 import { openPostgres, type Database } from '../db/database.js'
 import { openEmbedded, type EmbeddedDatabase } from '../db/embedded.js'
@@ -41,6 +41,15 @@ export const needsPostgres = it.skipIf(isEmbedded)
 export function itPostgres(name: string, fn: TestFunction, timeout?: number): void {
   if (isEmbedded) it.skip(`${name} [${SERVER_ONLY}]`, fn)
   else it(name, fn, timeout)
+}
+
+/**
+ * Like `describe` for a suite whose every test needs a PostgreSQL server (a child process opening the run's
+ * database by URL, create database); on the embedded store the suite is skipped and its name carries the reason.
+ */
+export function describePostgres(name: string, fn: () => void): void {
+  if (isEmbedded) describe.skip(`${name} [${SERVER_ONLY}]`, fn)
+  else describe(name, fn)
 }
 
 let fileStore: { store: EmbeddedDatabase; dir: string } | undefined

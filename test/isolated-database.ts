@@ -2,13 +2,17 @@ import type { Kysely } from 'kysely'
 import pg from 'pg'
 import { randomBytes } from 'node:crypto'
 import { inject } from 'vitest'
-import { createPool, kyselyOver, openPostgres } from '../db/database.js'
+import { createPool, kyselyOver, openPostgres, type Database } from '../db/database.js'
 import type { DB } from '../db/schema.js'
+import { embeddedStore, isEmbedded, openTestDatabase, testEnv } from './helper.js'
 
 export interface IsolatedDatabase {
+  /** PostgreSQL URL for `buildTestApp({ DATABASE_URL: iso.url })`; '' on the embedded store, meaning the file's store. */
   url: string
   /** Owner connection (bypasses RLS) for fixtures and assertions. */
   owner: Kysely<DB>
+  /** The runtime database (as svc_app) over it, for code under test that takes a `Database`; close it when done. */
+  open(poolMax: number): Database
   drop(): Promise<void>
 }
 
@@ -24,9 +28,15 @@ async function admin(text: string): Promise<void> {
 
 /**
  * A migrated database of its own, for tests of cross-tenant work (the dispatcher claims due messages of every
- * tenant), so other test files' messages never reach it and its messages never reach them.
+ * tenant), so other test files' messages never reach it and its messages never reach them. On the embedded store
+ * every test file already works on a store of its own (test/helper.ts), so that store is the isolated database:
+ * call this once per file there.
  */
 export async function isolatedDatabase(): Promise<IsolatedDatabase> {
+  if (isEmbedded) {
+    const store = embeddedStore()
+    return { url: '', owner: store.owner, open: () => openTestDatabase(testEnv()), drop: async () => undefined }
+  }
   const name = `svc_iso_${randomBytes(5).toString('hex')}`
   await admin(`create database ${name}`)
   const url = new URL(inject('databaseUrl'))
@@ -38,6 +48,7 @@ export async function isolatedDatabase(): Promise<IsolatedDatabase> {
   return {
     url: url.toString(),
     owner,
+    open: (poolMax) => openPostgres(url.toString(), poolMax),
     async drop() {
       await owner.destroy()
       await admin(`drop database if exists ${name} with (force)`)

@@ -8,6 +8,7 @@ import { createMockProvider } from '../../lib/sms/providers/mock.js'
 import type { SmsProvider } from '../../lib/sms/providers/provider.js'
 import { insertManyPendingMessages, insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
 import { startFakeExtSms, type FakeExtSms } from '../fakes/extsms-server.js'
+import { itConcurrent } from '../helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
 
 const credentials = { apiKey: 'test-key', apiSecret: 'test-secret-value' }
@@ -20,7 +21,7 @@ describe('dispatcher', () => {
 
   beforeAll(async () => {
     iso = await isolatedDatabase()
-    database = openPostgres(iso.url, 6)
+    database = iso.open(6)
     fake = await startFakeExtSms(credentials)
   })
   afterAll(async () => {
@@ -208,7 +209,7 @@ describe('dispatcher', () => {
     expect(state.providerGroupId).toMatch(/^G4V/)
   })
 
-  it('two instances on one database send 1,000 messages exactly once', async () => {
+  itConcurrent('two instances on one database send 1,000 messages exactly once', async () => {
     const tenant = await insertTenantAndSender(iso.owner)
     const ids = await insertManyPendingMessages(iso.owner, tenant, 1000)
     const second = openPostgres(iso.url, 6)

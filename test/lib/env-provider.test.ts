@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, inject, it } from 'vitest'
 import { ConfigError, loadEnv } from '../../lib/env.js'
@@ -98,9 +101,12 @@ describe('server start-up with SVC_SMS_PROVIDER=extsms', () => {
   })
 
   it('starts when every setting is given', async () => {
+    // On the embedded run DATABASE_URL is empty: the server's store goes to a scratch directory, never ./.data.
+    const dataDir = await mkdtemp(join(tmpdir(), 'svc-provider-'))
     const { child, output } = startServer({
       ...EXTSMS,
       DATABASE_URL: inject('databaseUrl'),
+      SVC_DATA_DIR: dataDir,
       PORT: '0',
       SVC_MIGRATE_ON_START: 'false',
       SVC_SMS_DISPATCHER: 'off',
@@ -118,6 +124,7 @@ describe('server start-up with SVC_SMS_PROVIDER=extsms', () => {
     } finally {
       child.kill('SIGTERM')
       if (child.exitCode === null) await once(child, 'exit')
+      await rm(dataDir, { recursive: true, force: true })
     }
   })
 })

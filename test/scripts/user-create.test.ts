@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, inject, it } from 'vitest'
+import { expect, inject, it } from 'vitest'
 import { createTenant, owner } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { describePostgres, useTestApp } from '../helper.js'
 
 const app = useTestApp()
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -32,7 +32,9 @@ function userCreate(args: string[]): Promise<Run> {
   })
 }
 
-describe('npm run user:create', () => {
+// The script runs in a child process: on the embedded store it would open the directory this process holds, and
+// PGlite allows one process per directory.
+describePostgres('npm run user:create', () => {
   it('creates a staff account whose printed credentials sign in through the portal', async () => {
     const tenant = await createTenant()
 
