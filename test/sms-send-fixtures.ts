@@ -1,7 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
-import { inject, it } from 'vitest'
 import type { RegistrationStatus, SmsStatus } from '../db/schema.js'
 import { insertUser, owner, unique, type TenantRow } from './fixtures.js'
 import type { Actor } from './staff-fixtures.js'
@@ -14,16 +13,6 @@ export const EXTSMS_ENV = {
   SVC_SMS_EXTSMS_BASE_URL: 'http://127.0.0.1:9',
   SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 't',
 }
-
-// The run's backend as test/global-setup.ts provides it; read loosely so this works whether or not that setup
-// knows about the embedded store yet.
-const backend = (inject as unknown as (key: string) => unknown)('databaseKind')
-
-/**
- * For tests that need several database sessions at once (a request held open while another runs, row locks) or
- * a PostgreSQL server itself; the embedded store has one connection, on which they would wait for themselves.
- */
-export const itWithServer = it.skipIf(backend === 'embedded')
 
 export const newKey = (): string => randomUUID()
 

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../../lib/errors.js'
 import { canonicalJson, requestFingerprint } from '../../plugins/idempotency.js'
 import { createTenant, owner } from '../fixtures.js'
-import { buildAppWith } from '../helper.js'
-import { itWithServer, keyRows, messageRows, minutesFromNow, newKey, post, problem, recipients, send } from '../sms-send-fixtures.js'
+import { buildAppWith, itConcurrent } from '../helper.js'
+import { keyRows, messageRows, minutesFromNow, newKey, post, problem, recipients, send } from '../sms-send-fixtures.js'
 import { academy, actor, type Actor } from '../staff-fixtures.js'
 
 /** Lets a test hold a handler at a point and know when it got there. */
@@ -112,7 +112,7 @@ describe('idempotency plugin', () => {
   }
 
   describe('claiming and completing', () => {
-    itWithServer('commits the claim before the handler runs and completes it together with the resource', async () => {
+    itConcurrent('commits the claim before the handler runs and completes it together with the resource', async () => {
       const { tenant, who } = await staff()
       const key = newKey()
       const name = `commit-${key}`
@@ -217,7 +217,7 @@ describe('idempotency plugin', () => {
       expect((await call(who, { name: 'boom' }, key)).statusCode).toBe(201)
     })
 
-    itWithServer('never claims a key for a request its schema refuses', async () => {
+    itConcurrent('never claims a key for a request its schema refuses', async () => {
       const { tenant, who } = await staff()
       const key = newKey()
       const held = call(who, { name: 'holder', gate: `schema-${key}` }, key)
@@ -230,7 +230,7 @@ describe('idempotency plugin', () => {
       expect(await keyRows(tenant)).toHaveLength(1)
     })
 
-    itWithServer('gives the key back when the client hangs up mid-request, and rolls the resource back', async () => {
+    itConcurrent('gives the key back when the client hangs up mid-request, and rolls the resource back', async () => {
       const { tenant, who } = await staff()
       await app.listen({ port: 0, host: '127.0.0.1' })
       const { port } = app.server.address() as AddressInfo
@@ -257,7 +257,7 @@ describe('idempotency plugin', () => {
   })
 
   describe('concurrency and expiry', () => {
-    itWithServer('answers IDEMPOTENCY_REQUEST_IN_PROGRESS at once to a duplicate of a running request', async () => {
+    itConcurrent('answers IDEMPOTENCY_REQUEST_IN_PROGRESS at once to a duplicate of a running request', async () => {
       const { tenant, who } = await staff()
       const key = newKey()
       const gate = `dup-${key}`
@@ -303,7 +303,7 @@ describe('idempotency plugin', () => {
       expect((await keyRows(tenant)).find((row) => row.key === stale)).toMatchObject({ state: 'COMPLETED', resourceId: taken.json().id })
     })
 
-    itWithServer('refuses to complete a request whose key was taken over meanwhile, so only one resource results', async () => {
+    itConcurrent('refuses to complete a request whose key was taken over meanwhile, so only one resource results', async () => {
       const { tenant, who } = await staff()
       const key = newKey()
       const gate = `takeover-${key}`

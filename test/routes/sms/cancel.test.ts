@@ -1,11 +1,10 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { owner as ownerDb } from '../../fixtures.js'
-import { useTestApp } from '../../helper.js'
+import { itConcurrent, useTestApp } from '../../helper.js'
 import {
   backdateSchedule,
   insertMessageRow,
-  itWithServer,
   minutesFromNow,
   problem,
   recipientRows,
@@ -93,7 +92,7 @@ describe('POST /v1/sms/history/{id}/cancel', () => {
     expect((await cancel(owner, lapsed)).statusCode).toBe(200)
   })
 
-  itWithServer('does not race a dispatcher claiming the row at the same moment: it waits and then refuses', async () => {
+  itConcurrent('does not race a dispatcher claiming the row at the same moment: it waits and then refuses', async () => {
     const { tenant, owner } = await academy(app.current)
     const id = await insertMessageRow(owner, { scheduledAt: inAnHour() })
     let cancelling: ReturnType<typeof cancel> | undefined

@@ -4,10 +4,9 @@ import { APP_ROLE, createPool } from '../../../db/database.js'
 import type { DB } from '../../../db/schema.js'
 import { buildService } from '../../../lib/http/build.js'
 import { owner, unique } from '../../fixtures.js'
-import { buildTestApp, testEnv, useTestApp } from '../../helper.js'
+import { buildTestApp, itPostgres, testEnv, useTestApp } from '../../helper.js'
 import {
   EXTSMS_ENV,
-  itWithServer,
   messageRows,
   minutesFromNow,
   newKey,
@@ -422,7 +421,7 @@ describe('POST /v1/sms/send', () => {
   })
 
   describe('10,000 recipients', () => {
-    itWithServer('sends to 10,000 recipients with a constant number of statements', async () => {
+    itPostgres('sends to 10,000 recipients with a constant number of statements', async () => {
       const { app: counting, statements } = await statementCountingApp()
       try {
         const { tenant, owner: sender } = await academy(counting)
