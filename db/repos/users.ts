@@ -20,6 +20,31 @@ export function findUserById(trx: TenantTx, id: number): Promise<UserRecord | un
   return trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst()
 }
 
+/** The user and its tenant in one round trip (tenants has no RLS; the user row is still limited by it). */
+export function findUserWithTenant(trx: TenantTx, id: number) {
+  return trx
+    .selectFrom('users as u')
+    .innerJoin('tenants as t', 't.id', 'u.tenantId')
+    .select([
+      'u.id',
+      'u.tenantId',
+      'u.userLoginId',
+      'u.name',
+      'u.phone',
+      'u.role',
+      'u.status',
+      'u.avatarSeed',
+      't.slug as tenantSlug',
+      't.customId as tenantCustomId',
+      't.customDomain as tenantCustomDomain',
+      't.name as tenantName',
+      't.status as tenantStatus',
+      't.onboardingCompletedAt as tenantOnboardingCompletedAt',
+    ])
+    .where('u.id', '=', id)
+    .executeTakeFirst()
+}
+
 /** The user with its password hash, for credential checks only. */
 export function findCredentialsByLoginId(trx: TenantTx, userLoginId: string) {
   return trx

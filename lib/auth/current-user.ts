@@ -1,5 +1,5 @@
 import { findTenantById } from '../../db/repos/tenants.js'
-import { findUserById, type UserRecord } from '../../db/repos/users.js'
+import { findUserById, findUserWithTenant, type UserRecord } from '../../db/repos/users.js'
 import type { TenantTx } from '../../db/tenant.js'
 import { AppError } from '../errors.js'
 import { toUserResponse, type UserResponse } from './user-response.js'
@@ -26,4 +26,19 @@ export async function toFullUserResponse(trx: TenantTx, user: UserRecord): Promi
   const tenant = await findTenantById(trx, user.tenantId)
   if (!tenant) throw new AppError('INTERNAL_ERROR', 'user without a tenant')
   return toUserResponse(user, tenant)
+}
+
+/** GET /v1/me's read: the caller and its tenant in one query (the hottest authenticated path). */
+export async function currentUserResponse(trx: TenantTx, userId: number): Promise<UserResponse> {
+  const row = await findUserWithTenant(trx, userId)
+  if (!row) throw currentUserMissing()
+  return toUserResponse(row, {
+    id: row.tenantId,
+    slug: row.tenantSlug,
+    customId: row.tenantCustomId,
+    customDomain: row.tenantCustomDomain,
+    name: row.tenantName,
+    status: row.tenantStatus,
+    onboardingCompletedAt: row.tenantOnboardingCompletedAt,
+  })
 }

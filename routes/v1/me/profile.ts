@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { updateAvatarSeed, updateProfile } from '../../../db/repos/users.js'
 import { changeOwnPassword } from '../../../lib/auth/change-password.js'
-import { currentUserMissing, findCurrentUser, toFullUserResponse } from '../../../lib/auth/current-user.js'
+import { currentUserMissing, currentUserResponse, findCurrentUser, toFullUserResponse } from '../../../lib/auth/current-user.js'
 import { normalizeOptionalPhone } from '../../../lib/auth/optional-phone.js'
 import { UserResponseSchema } from '../../../lib/auth/user-response.js'
 import { generateAvatarSeed } from '../../../lib/tenant/identifiers.js'
@@ -16,8 +16,7 @@ import {
 // Not index.ts: autoload loads only the index file of a folder that has one, which would drop sessions.ts.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/', { schema: { tags: ['me'], response: { 200: UserResponseSchema } } }, async (request) => {
-    const user = await findCurrentUser(request.db, request.identity!.userId)
-    return toFullUserResponse(request.db, user)
+    return currentUserResponse(request.db, request.identity!.userId)
   })
 
   app.patch(
