@@ -44,6 +44,12 @@ describe('problem+json rendering', () => {
     expect(response.headers['retry-after']).toBe('60')
   })
 
+  it('marks every answer, errors included, as not cacheable', async () => {
+    for (const url of ['/test/catalog', '/actuator/health', '/v1/nothing-here']) {
+      expect((await app.inject({ method: 'GET', url })).headers['cache-control']).toBe('no-store')
+    }
+  })
+
   it('builds the type URN from the code', () => {
     expect(problemType('AUTH_017')).toBe('urn:svc:error:auth-017')
     expect(problemType('SENDER_SETTING_NOT_APPROVED')).toBe('urn:svc:error:sender-setting-not-approved')
