@@ -236,6 +236,13 @@ export interface IdempotencyKeysTable {
   expiresAt: Timestamp
 }
 
+/** Kept by triggers on sms_messages; read for unfiltered history totals. */
+export interface SmsMessageCountsTable {
+  tenantId: number
+  senderId: number
+  messages: number
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -254,4 +261,5 @@ export interface DB {
   classes: ClassesTable
   classEnrollments: ClassEnrollmentsTable
   idempotencyKeys: IdempotencyKeysTable
+  smsMessageCounts: SmsMessageCountsTable
 }

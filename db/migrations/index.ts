@@ -3,6 +3,8 @@ import * as foundation from './2026-11-22T00-00-00-foundation.js'
 import * as authSessions from './2026-11-22T01-00-00-auth-sessions.js'
 import * as sms from './2026-11-22T02-00-00-sms.js'
 import * as historySortIndexes from './2026-11-22T03-00-00-history-sort-indexes.js'
+import * as smsMessageCounts from './2026-11-22T04-00-00-sms-message-counts.js'
+import * as unloggedLoginGuards from './2026-11-22T04-10-00-unlogged-login-guards.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -13,4 +15,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T01-00-00-auth-sessions': authSessions,
   '2026-11-22T02-00-00-sms': sms,
   '2026-11-22T03-00-00-history-sort-indexes': historySortIndexes,
+  '2026-11-22T04-00-00-sms-message-counts': smsMessageCounts,
+  '2026-11-22T04-10-00-unlogged-login-guards': unloggedLoginGuards,
 }

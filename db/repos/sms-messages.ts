@@ -181,6 +181,16 @@ export function listMessages(
 }
 
 export async function countMessages(trx: TenantTx, filter: HistoryFilter): Promise<number> {
+  const unfiltered = filter.status === undefined && filter.recipientType === undefined && !filter.q
+  if (unfiltered) {
+    // The trigger-kept counters answer the common case (no filter) without reading the tenant's messages.
+    let counts = trx
+      .selectFrom('smsMessageCounts')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('messages'), eb.lit(0)).as('total'))
+      .where('tenantId', '=', filter.tenantId)
+    if (filter.senderId !== undefined) counts = counts.where('senderId', '=', filter.senderId)
+    return Number((await counts.executeTakeFirstOrThrow()).total)
+  }
   const row = await filtered(trx.selectFrom('smsMessages'), filter)
     .select((eb) => eb.fn.countAll<string>().as('total'))
     .executeTakeFirstOrThrow()
