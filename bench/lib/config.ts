@@ -1,0 +1,51 @@
+/**
+ * Every knob of the benchmark harness, read once from the environment. Benchmarks print figures; nothing here
+ * is a pass/fail threshold for CI.
+ */
+
+function number(name: string, fallback: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  const value = Number(raw.replaceAll('_', ''))
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number (got ${JSON.stringify(raw)})`)
+  return value
+}
+
+export const benchConfig = {
+  /** A PostgreSQL server on which the harness may create and drop databases (loopback only). */
+  pgUrl: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  /** Seconds per measured load run. */
+  duration: number('BENCH_DURATION', 10),
+  /** Seconds of discarded warm-up load before the measured runs. */
+  warmup: number('BENCH_WARMUP', 3),
+  /** Measured runs per scenario; the table shows the median. */
+  runs: number('BENCH_RUNS', 3),
+  /** Concurrent HTTP connections of the load generator (the service's pool default is 10). */
+  connections: number('BENCH_CONNECTIONS', 10),
+  /** Authenticated requests of the memory scenario. */
+  memoryRequests: number('BENCH_MEMORY_REQUESTS', 1_000_000),
+  /** Requests per measured run of the 10,000-recipient send (one connection, sequential). */
+  sendRequests: number('BENCH_SEND_REQUESTS', 5),
+  /** Messages per dispatch run, and recipients per message. */
+  dispatchMessages: number('BENCH_DISPATCH_MESSAGES', 1000),
+  dispatchRecipients: number('BENCH_DISPATCH_RECIPIENTS', 100),
+  /** Messages in the large history tenant. */
+  historyMessages: number('BENCH_HISTORY_MESSAGES', 100_000),
+  /**
+   * Experiments only (the reported run uses the server's stock settings): `name=value` pairs, comma-separated,
+   * applied with `alter database ... set` to every bench database, e.g. `synchronous_commit=off,commit_delay=200`.
+   */
+  pgSettings: (process.env.BENCH_PG_SETTINGS ?? '')
+    .split(',')
+    .map((pair) => pair.trim())
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const match = /^([a-z_]+)\s*=\s*([A-Za-z0-9_.]+)$/.exec(pair)
+      if (!match) throw new Error(`BENCH_PG_SETTINGS: cannot read ${JSON.stringify(pair)} (want name=value)`)
+      return { name: match[1]!, value: match[2]! }
+    }),
+  /** When set, every service instance runs with `--cpu-prof` and writes its profile into this directory. */
+  cpuProfileDir: process.env.BENCH_CPU_PROF_DIR || undefined,
+}
+
+export type BenchConfig = typeof benchConfig

@@ -1,0 +1,71 @@
+/**
+ * POST /v1/sms/send with 10,000 recipients, one request at a time (each with a fresh Idempotency-Key), on an
+ * API-only instance (SVC_SMS_DISPATCHER=off, the mock provider) so that only the request path is measured.
+ * Target: median < 1 s per request.
+ */
+import { benchConfig } from '../lib/config.js'
+import { BenchContext, isMain, runStandalone } from '../lib/context.js'
+import { bodyFile, measure } from '../lib/load.js'
+import { bearer, checkRun, heading } from '../lib/scenario-helpers.js'
+import { loginStaff, seedTenant } from '../lib/seed.js'
+import { startService } from '../lib/service.js'
+
+export const RECIPIENTS = 10_000
+
+export function sendBody(recipients: number): string {
+  return JSON.stringify({
+    title: 'Bench',
+    content: 'Hello {name}, see you in class {className}.',
+    recipients: Array.from({ length: recipients }, (_, i) => {
+      const digits = String(10_000_000 + i)
+      return { phone: `010-${digits.slice(0, 4)}-${digits.slice(4)}`, name: `Student ${i}`, className: 'Math A', recipientRole: 'GUARDIAN' }
+    }),
+  })
+}
+
+export async function send10k(ctx: BenchContext): Promise<void> {
+  heading('POST /v1/sms/send, 10,000 recipients')
+  const database = await ctx.database()
+  const service = await startService({
+    databaseUrl: database.url,
+    jwtSecret: ctx.jwtSecret,
+    name: 'service-send',
+    env: { SVC_SMS_DISPATCHER: 'off' },
+  })
+  let measured
+  try {
+    const tenant = await seedTenant(service.url, database.owner, 4)
+    const [session] = await loginStaff(service.url, tenant, 1)
+    const body = await bodyFile(sendBody(RECIPIENTS))
+    measured = await measure({
+      label: 'POST /v1/sms/send 10k',
+      watch: { service: service.pid },
+      spec: () => ({
+        url: service.url,
+        method: 'POST',
+        path: '/v1/sms/send',
+        connections: 1,
+        amount: benchConfig.sendRequests,
+        headers: { 'content-type': 'application/json', ...bearer(session!.access) },
+        bodyFile: body,
+        uniqueHeader: 'idempotency-key',
+        timeoutSeconds: 60,
+      }),
+    })
+    checkRun(ctx, 'POST /v1/sms/send 10k', service, measured)
+  } finally {
+    await service.stop()
+  }
+  ctx.addRow({
+    scenario: 'POST /v1/sms/send, 10,000 recipients (1 connection)',
+    value: measured.rps,
+    unit: 'req/s',
+    p50: measured.p50,
+    p99: measured.p99,
+    target: 'median < 1,000 ms',
+    met: measured.p50 < 1000 && measured.failures === 0,
+    notes: `${(measured.rps * RECIPIENTS).toLocaleString('en', { maximumFractionDigits: 0 })} recipients/s accepted; ${measured.cpu}`,
+  })
+}
+
+if (isMain(import.meta.url)) await runStandalone(send10k)
