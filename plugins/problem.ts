@@ -7,7 +7,10 @@ export default fp(
   async (app) => {
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const problem = toAppError(error)
-      if (problem.status >= 500) {
+      if (request.raw.socket?.destroyed) {
+        // The client hung up mid-request (its transaction was rolled back); nobody receives this answer.
+        request.log.info({ code: problem.code, reason: error.message }, 'client went away before the answer')
+      } else if (problem.status >= 500) {
         // Details stay in the log (with the request id); the client only sees the catalog text.
         request.log.error({ err: error }, 'request failed')
       } else if (!(error instanceof AppError)) {
