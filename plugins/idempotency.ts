@@ -11,6 +11,7 @@ import {
 } from '../db/repos/idempotency-keys.js'
 import { openRequestScope, withTenant, type TenantTx } from '../db/tenant.js'
 import { AppError } from '../lib/errors.js'
+import { appendRouteHook } from '../lib/http/route-hooks.js'
 
 /** Route flag: the route takes an `Idempotency-Key` and can re-read what it created for a replay. */
 export interface IdempotentRoute {
@@ -137,11 +138,10 @@ export default fp(
       claim.completed = true
     })
 
-    // preValidation is the last stage before tenant-tx opens the request transaction (its preHandler, which
-    // always runs first because tenant-tx registers earlier). The claim therefore commits on its own and is
-    // visible to duplicates at once, and no request ever holds two connections. It runs after every onRequest
-    // hook, so the role guards answer before a key is even looked at.
-    app.addHook('preValidation', async (request, reply: FastifyReply) => {
+    // preValidation is the last stage before tenant-tx opens the request transaction (in preHandler). The claim
+    // therefore commits on its own and is visible to duplicates at once, and no request ever holds two
+    // connections. It runs after every onRequest hook, so the role guards answer before a key is even looked at.
+    const claimHook = async (request: FastifyRequest, reply: FastifyReply) => {
       const route = request.routeOptions.config.idempotency
       if (!route) return
       const key = request.headers[KEY_HEADER]
@@ -166,17 +166,18 @@ export default fp(
       }
       // The handler never runs for a replay: the client gets the current state of what its first call created.
       return reply.code(outcome.statusCode).header(REPLAYED_HEADER, 'true').send(outcome.body)
-    })
+    }
 
-    // Registered after tenant-tx, so this runs once the request transaction has committed or rolled back.
-    // Anything but a committed success gives the key back, so the client may correct the request and retry.
-    app.addHook('onSend', async (request, reply, payload) => {
+    // A route-level onSend runs after tenant-tx's instance-level one, so the request transaction has committed
+    // or rolled back by then. Anything but a committed success gives the key back, so the client may correct the
+    // request and retry.
+    const releaseHook = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
       const claim = take(request)
       if (!claim) return payload
       const clientGone = reply.raw.destroyed || request.raw.socket?.destroyed === true
       if (!claim.completed || reply.statusCode >= 400 || clientGone) await release(request, claim)
       return payload
-    })
+    }
 
     // Safety nets for requests that never reached onSend (aborted, hijacked). Releasing is conditional on the
     // key still being IN_PROGRESS with this claim's stamp, so it can never undo a committed request.
@@ -184,8 +185,15 @@ export default fp(
       const claim = take(request)
       if (claim) await release(request, claim)
     }
-    app.addHook('onRequestAbort', releaseIfHeld)
-    app.addHook('onResponse', releaseIfHeld)
+
+    // Only idempotent routes pay for these hooks.
+    app.addHook('onRoute', (route) => {
+      if (!route.config?.idempotency) return
+      appendRouteHook(route, 'preValidation', claimHook)
+      appendRouteHook(route, 'onSend', releaseHook)
+      appendRouteHook(route, 'onRequestAbort', releaseIfHeld)
+      appendRouteHook(route, 'onResponse', releaseIfHeld)
+    })
   },
   { name: 'idempotency', dependencies: ['db', 'auth', 'tenant-tx'] },
 )
