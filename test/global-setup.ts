@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openPostgres } from '../db/database.js'
 import { openEmbedded } from '../db/embedded.js'
+import { withDatabase } from './database-url.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -76,12 +77,6 @@ async function chooseBackend(): Promise<Backend> {
     return { kind: 'postgres', url: container.getConnectionUri(), source: 'testcontainers', stop: () => container.stop() }
   }
   return { kind: 'embedded', source: 'no PostgreSQL server answered and Docker is not reachable' }
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url)
-  parsed.pathname = `/${database}`
-  return parsed.toString()
 }
 
 /** One fresh database per run, migrated once; every test file builds its own app on it. */

@@ -5,6 +5,7 @@ import { inject } from 'vitest'
 import { createPool, kyselyOver, openPostgres, type Database } from '../db/database.js'
 import type { DB } from '../db/schema.js'
 import { embeddedStore, isEmbedded, openTestDatabase, testEnv } from './helper.js'
+import { withDatabase } from './database-url.js'
 
 export interface IsolatedDatabase {
   /** PostgreSQL URL for `buildTestApp({ DATABASE_URL: iso.url })`; '' on the embedded store, meaning the file's store. */
@@ -39,16 +40,15 @@ export async function isolatedDatabase(): Promise<IsolatedDatabase> {
   }
   const name = `svc_iso_${randomBytes(5).toString('hex')}`
   await admin(`create database ${name}`)
-  const url = new URL(inject('databaseUrl'))
-  url.pathname = `/${name}`
-  const database = openPostgres(url.toString(), 1)
+  const url = withDatabase(inject('databaseUrl'), name)
+  const database = openPostgres(url, 1)
   await database.migrate()
   await database.close()
-  const owner = kyselyOver(createPool(url.toString(), 3))
+  const owner = kyselyOver(createPool(url, 3))
   return {
-    url: url.toString(),
+    url,
     owner,
-    open: (poolMax) => openPostgres(url.toString(), poolMax),
+    open: (poolMax) => openPostgres(url, poolMax),
     async drop() {
       await owner.destroy()
       await admin(`drop database if exists ${name} with (force)`)

@@ -4,12 +4,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { describe, expect, inject, it } from 'vitest'
 import { itPostgres } from './helper.js'
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url)
-  parsed.pathname = `/${database}`
-  return parsed.toString()
-}
+import { withDatabase } from './database-url.js'
 
 async function adminQuery(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: inject('databaseUrl') })

@@ -5,11 +5,11 @@ import type { DB } from '../../db/schema.js'
 import { setTenant, withTenant } from '../../db/tenant.js'
 import { violatedUniqueConstraint } from '../db-errors.js'
 import { AppError } from '../errors.js'
-import { normalizePhone } from '../sms/phone.js'
 import { normalizeBusinessNumber } from '../tenant/business-number.js'
 import { generateAvatarSeed, generateCustomId, generateTenantSlug } from '../tenant/identifiers.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
 import { openSession } from './open-session.js'
+import { normalizeOptionalPhone } from './optional-phone.js'
 import { hashPassword } from './password-hash.js'
 import { checkPasswordPolicy } from './password-policy.js'
 import type { TokenPair } from './tokens.js'
@@ -18,13 +18,6 @@ import { toUserResponse, type UserResponse } from './user-response.js'
 export interface Registered {
   tokens: TokenPair
   user: UserResponse
-}
-
-function normalizeOptionalPhone(phone: string | null | undefined): string | null {
-  if (phone === undefined || phone === null || phone.trim() === '') return null
-  const normalized = normalizePhone(phone)
-  if (!normalized) throw new AppError('INVALID_PHONE_NUMBER', 'phone is not a valid phone number')
-  return normalized
 }
 
 /** A student joins an existing ACTIVE tenant and is signed in at once. */
