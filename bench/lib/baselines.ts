@@ -1,8 +1,8 @@
 import { join } from 'node:path'
 import { spawnTracked } from './cleanup.js'
 import { benchConfig } from './config.js'
-import { cpuSnapshot, cpuUse, describeCpu, otherCpu } from './cpu.js'
-import { log, measure, median, NOISY_RUN_PCT, NOISY_RUN_RETRIES, quiet, type Measurement } from './load.js'
+import { cpuSnapshot, cpuUse, describeCpu } from './cpu.js'
+import { log, measure, median, noiseIn, NOISY_RUN_RETRIES, quiet, type Measurement } from './load.js'
 import type { SeededTenant } from './seed.js'
 import { PASSWORD } from './seed.js'
 import { profileOptions, REPO_ROOT, startProcess, TSX_IMPORT } from './service.js'
@@ -91,7 +91,7 @@ async function measureServer(
 }
 
 /** One run of the compare loop in a process of its own; `other`: CPU that went to unrelated processes meanwhile. */
-async function bcryptRun(): Promise<{ rate: number; cpu: string; other: number }> {
+async function bcryptRun(): Promise<{ rate: number; cpu: string; noise: string | null }> {
   await quiet()
   const before = await cpuSnapshot()
   const child = spawnTracked(process.execPath, ['--import', TSX_IMPORT, script('bcrypt-ceiling.ts'), String(benchConfig.duration)], {
@@ -109,7 +109,7 @@ async function bcryptRun(): Promise<{ rate: number; cpu: string; other: number }
   const { comparesPerSecond, cpuMicros } = JSON.parse(out.trim().split('\n').pop()!) as { comparesPerSecond: number; cpuMicros: number }
   const own = (cpuMicros / 1e6 / use.seconds) * 100
   use.processes['bcrypt-ceiling.ts'] = own
-  return { rate: comparesPerSecond, cpu: describeCpu(use), other: otherCpu(use) }
+  return { rate: comparesPerSecond, cpu: describeCpu(use), noise: noiseIn(use) }
 }
 
 /** bcrypt.compare throughput, median of the runs; a run disturbed by other processes is repeated. */
@@ -119,11 +119,11 @@ async function measureBcrypt(): Promise<BaselineFigure> {
     for (let attempt = 1; ; attempt++) {
       const run = await bcryptRun()
       log(`  baseline bcrypt: run ${i + 1}/${benchConfig.runs} ${run.rate.toFixed(1)} compares/s\n      ${run.cpu}`)
-      if (run.other <= NOISY_RUN_PCT || attempt > NOISY_RUN_RETRIES) {
+      if (!run.noise || attempt > NOISY_RUN_RETRIES) {
         runs.push(run)
         break
       }
-      log(`  baseline bcrypt: ${run.other.toFixed(0)}% of a core went to other processes during the run; repeating it`)
+      log(`  baseline bcrypt: ${run.noise}; repeating it`)
     }
   }
   const sorted = [...runs].sort((a, b) => a.rate - b.rate)
