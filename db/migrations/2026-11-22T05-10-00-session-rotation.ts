@@ -1,8 +1,106 @@
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 
 // Frozen in time: literal names and values only, never app constants.
 
-// PLACEHOLDER: filled in by the work that owns this migration.
-export async function up(_db: Kysely<any>): Promise<void> {}
+// A refresh used to be nine round trips (tenant read, begin, set_config, session lock, user read, blacklist,
+// rotate, commit). This function does the same checks and writes as ONE statement, which is its own transaction.
+// SECURITY INVOKER on purpose: it runs as the caller (svc_app), so RLS applies to every tenant table it touches
+// once it has bound app.tenant_id. It answers with an outcome instead of raising, so the reuse revocation commits.
+export async function up(db: Kysely<any>): Promise<void> {
+  await sql`
+    create function svc_rotate_session(
+      claimed_tenant_id bigint,
+      claimed_tenant_slug text,
+      claimed_sid uuid,
+      claimed_user_id bigint,
+      presented_refresh_jti uuid,
+      new_access_jti uuid,
+      new_access_expires_at timestamptz,
+      new_refresh_jti uuid,
+      new_refresh_expires_at timestamptz,
+      refreshed_at timestamptz,
+      out outcome text,
+      out reason text,
+      out role text
+    )
+    language plpgsql security invoker as $$
+    declare
+      tenant_row record;
+      session_row record;
+    begin
+      -- tenants has no RLS; an unknown or renamed tenant and an inactive one are told apart before any session
+      -- lookup, as the error precedence requires.
+      select t.slug, t.status into tenant_row from tenants t where t.id = claimed_tenant_id;
+      if not found or tenant_row.slug <> claimed_tenant_slug then
+        outcome := 'UNKNOWN_TENANT';
+        return;
+      end if;
+      if tenant_row.status <> 'ACTIVE' then
+        outcome := 'INACTIVE_TENANT';
+        return;
+      end if;
 
-export async function down(_db: Kysely<any>): Promise<void> {}
+      perform set_config('app.tenant_id', claimed_tenant_id::text, true);
+
+      -- The lock serialises refreshes of one session: of several with one token exactly one rotates, and the
+      -- others, re-reading the row after it commits, see a JTI that is no longer current.
+      select s.sid, s.user_id, s.access_jti, s.access_expires_at, s.refresh_jti, s.refresh_expires_at,
+             u.role as user_role, u.status as user_status
+        into session_row
+        from sessions s
+        left join users u on u.tenant_id = s.tenant_id and u.id = s.user_id
+        where s.sid = claimed_sid
+        for update of s;
+      if not found then
+        -- Times are the caller's clock, the clock that set every expiry compared here.
+        select r.reason into reason
+          from session_revocations r
+          where r.sid = claimed_sid and r.expires_at > refreshed_at;
+        outcome := 'SESSION_ENDED';
+        return;
+      end if;
+
+      if session_row.refresh_jti <> presented_refresh_jti or session_row.user_id <> claimed_user_id then
+        -- Reuse ends the session exactly as any revocation does: reason kept until the refresh token would
+        -- have expired, the current access JTI blacklisted until its own expiry, the row deleted.
+        delete from sessions s where s.sid = session_row.sid;
+        insert into session_revocations (tenant_id, sid, reason, expires_at)
+          values (claimed_tenant_id, session_row.sid, 'REFRESH_TOKEN_REUSED', session_row.refresh_expires_at)
+          on conflict (tenant_id, sid) do update set reason = excluded.reason, expires_at = excluded.expires_at;
+        insert into revoked_access_tokens (jti, expires_at)
+          values (session_row.access_jti, session_row.access_expires_at)
+          on conflict (jti) do nothing;
+        outcome := 'REUSED';
+        return;
+      end if;
+
+      if session_row.user_status is distinct from 'ACTIVE' then
+        outcome := 'INACTIVE_USER';
+        return;
+      end if;
+
+      -- The access token being replaced stops working now, not at its expiry.
+      insert into revoked_access_tokens (jti, expires_at)
+        values (session_row.access_jti, session_row.access_expires_at)
+        on conflict (jti) do nothing;
+      update sessions s
+        set access_jti = new_access_jti, access_expires_at = new_access_expires_at,
+            refresh_jti = new_refresh_jti, refresh_expires_at = new_refresh_expires_at,
+            last_refreshed_at = refreshed_at
+        where s.sid = session_row.sid;
+      outcome := 'ROTATED';
+      role := session_row.user_role;
+    end
+    $$`.execute(db)
+  await sql`
+    revoke all on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz)
+    from public`.execute(db)
+  await sql`
+    grant execute on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz)
+    to svc_app`.execute(db)
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await sql`
+    drop function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz)`.execute(db)
+}

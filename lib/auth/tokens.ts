@@ -43,9 +43,30 @@ export interface TokenLifetimes {
   refreshSeconds: number
 }
 
-function issue(jwt: JWT, subject: TokenSubject, type: TokenType, lifetimeSeconds: number, now: number): IssuedToken {
-  const jti = randomUUID()
+/** A token's id and times, fixed before signing: refresh stores them in the statement that checks the session. */
+export interface PlannedToken {
+  jti: string
+  iat: number
+  exp: number
+  expiresAt: Date
+}
+
+export interface PlannedTokenPair {
+  access: PlannedToken
+  refresh: PlannedToken
+}
+
+function plan(lifetimeSeconds: number, now: number): PlannedToken {
   const exp = now + lifetimeSeconds
+  return { jti: randomUUID(), iat: now, exp, expiresAt: new Date(exp * 1000) }
+}
+
+export function planTokenPair(lifetimes: TokenLifetimes): PlannedTokenPair {
+  const now = Math.floor(Date.now() / 1000)
+  return { access: plan(lifetimes.accessSeconds, now), refresh: plan(lifetimes.refreshSeconds, now) }
+}
+
+function sign(jwt: JWT, subject: TokenSubject, type: TokenType, planned: PlannedToken): IssuedToken {
   const token = jwt.sign({
     sub: String(subject.userId),
     tenant_slug: subject.tenantSlug,
@@ -53,19 +74,19 @@ function issue(jwt: JWT, subject: TokenSubject, type: TokenType, lifetimeSeconds
     role: subject.role,
     type,
     sid: subject.sid,
-    jti,
-    iat: now,
-    exp,
+    jti: planned.jti,
+    iat: planned.iat,
+    exp: planned.exp,
   })
-  return { token, jti, expiresAt: new Date(exp * 1000) }
+  return { token, jti: planned.jti, expiresAt: planned.expiresAt }
+}
+
+export function signTokenPair(jwt: JWT, subject: TokenSubject, planned: PlannedTokenPair): TokenPair {
+  return { access: sign(jwt, subject, 'access', planned.access), refresh: sign(jwt, subject, 'refresh', planned.refresh) }
 }
 
 export function issueTokenPair(jwt: JWT, subject: TokenSubject, lifetimes: TokenLifetimes): TokenPair {
-  const now = Math.floor(Date.now() / 1000)
-  return {
-    access: issue(jwt, subject, 'access', lifetimes.accessSeconds, now),
-    refresh: issue(jwt, subject, 'refresh', lifetimes.refreshSeconds, now),
-  }
+  return signTokenPair(jwt, subject, planTokenPair(lifetimes))
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

@@ -1,0 +1,70 @@
+import { sql } from 'kysely'
+import pg from 'pg'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh, type AuthResult } from '../../auth-fixtures.js'
+import { createTenant, owner } from '../../fixtures.js'
+import { itPostgres, useTestApp } from '../../helper.js'
+
+describe('POST /v1/refresh cost', () => {
+  const app = useTestApp()
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  async function signedIn() {
+    const tenant = await createTenant()
+    const user = await insertUserWithPassword(tenant)
+    const result = await login(app.current, { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId })
+    expect(result.response.statusCode).toBe(200)
+    return result
+  }
+
+  /** The statements the pg driver sends while `work` runs, without connection set-up (`set role`). */
+  async function recordStatements(work: () => Promise<AuthResult>): Promise<{ result: AuthResult; statements: string[] }> {
+    const statements: string[] = []
+    const query = pg.Client.prototype.query
+    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      const first = args[0] as string | { text: string }
+      statements.push(typeof first === 'string' ? first : first.text)
+      return (query as (...a: unknown[]) => unknown).apply(this, args)
+    } as typeof query)
+    try {
+      const result = await work()
+      return { result, statements: statements.filter((statement) => !/^set role /i.test(statement)) }
+    } finally {
+      vi.restoreAllMocks()
+    }
+  }
+
+  // Counts the statements the pg driver sends; the embedded store has no pg driver to observe.
+  itPostgres('rotates in one statement after the address rate-limit hit: no transaction of its own', async () => {
+    const first = await signedIn()
+    const { result, statements } = await recordStatements(() => refresh(app.current, first.refreshToken))
+    expect(result.response.statusCode).toBe(200)
+    expect(statements).toHaveLength(2)
+    expect(statements[0]).toMatch(/insert into rate_limit_windows/)
+    expect(statements[1]).toMatch(/from svc_rotate_session\(/)
+  })
+
+  itPostgres('revokes a reused refresh token in that same one statement, and the revocation commits', async () => {
+    const first = await signedIn()
+    expect((await refresh(app.current, first.refreshToken)).response.statusCode).toBe(200)
+    const { result, statements } = await recordStatements(() => refresh(app.current, first.refreshToken))
+    expectProblem(result.response, 401, 'AUTH_016')
+    expect(statements).toHaveLength(2)
+    expect(statements[1]).toMatch(/from svc_rotate_session\(/)
+    const sid = decodeJwt(first.refreshToken).sid as string
+    expect(await owner().selectFrom('sessions').select('sid').where('sid', '=', sid).executeTakeFirst()).toBeUndefined()
+    const revocation = await owner().selectFrom('sessionRevocations').select('reason').where('sid', '=', sid).executeTakeFirst()
+    expect(revocation?.reason).toBe('REFRESH_TOKEN_REUSED')
+  })
+
+  it('runs the rotation with the caller rights (RLS applies), executable by the runtime role only', async () => {
+    const { rows } = await sql<{ definer: boolean; app: boolean; everyone: boolean }>`
+      select p.prosecdef as definer,
+             has_function_privilege('svc_app', p.oid, 'execute') as app,
+             exists (select 1 from aclexplode(p.proacl) a where a.grantee = 0 and a.privilege_type = 'EXECUTE') as everyone
+      from pg_proc p where p.proname = 'svc_rotate_session'`.execute(owner())
+    expect(rows).toEqual([{ definer: false, app: true, everyone: false }])
+  })
+})
