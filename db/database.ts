@@ -2,6 +2,7 @@ import { CamelCasePlugin, CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import type { DB } from './schema.js'
 import { migrateToLatest } from './migrate.js'
+import { StatementCachingClient } from './statement-cache.js'
 
 /** The role every runtime query runs as: not superuser, owns no table, no BYPASSRLS (see the first migration). */
 export const APP_ROLE = 'svc_app'
@@ -24,7 +25,13 @@ const int8AsNumber: pg.CustomTypesConfig = {
 }
 
 export function createPool(connectionString: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, types: int8AsNumber, idleTimeoutMillis: 30_000 })
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    types: int8AsNumber,
+    idleTimeoutMillis: 30_000,
+    Client: StatementCachingClient,
+  })
   // An idle connection the server ends (restart, failover, an administrator) is dropped by the pool and replaced
   // on next use; without a listener, pg would turn that into an uncaught exception that kills the process.
   pool.on('error', (error) => {
