@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { AppError } from '../lib/errors.js'
+import { precompiled } from './precompiled.js'
 import type { DB } from './schema.js'
 
 declare const tenantScoped: unique symbol
@@ -24,6 +25,13 @@ export async function setTenant(trx: Transaction<DB>, tenantId: number): Promise
   return trx as TenantTx
 }
 
+// Every authenticated request sends this first: compiled once (db/precompiled.ts).
+const requestScope = precompiled((_db, params: { tenantId: string; jti: string | null }) =>
+  sql<{ revoked: boolean }>`
+    select set_config('app.tenant_id', ${params.tenantId}, true) as tenant,
+           exists (select 1 from revoked_access_tokens where jti = ${params.jti}::uuid) as revoked`,
+)
+
 /**
  * A request transaction's first statement: binds the tenant and, in the same round trip, checks the caller's
  * access token against the revocation list (a table without tenant data, so RLS does not affect the check).
@@ -34,10 +42,8 @@ export async function openRequestScope(
   accessJti: string | null,
 ): Promise<{ tenantTrx: TenantTx; revoked: boolean }> {
   if (!isTenantId(tenantId)) throw new AppError('INTERNAL_ERROR', 'missing or invalid tenant context')
-  const { rows } = await sql<{ revoked: boolean }>`
-    select set_config('app.tenant_id', ${String(tenantId)}, true) as tenant,
-           exists (select 1 from revoked_access_tokens where jti = ${accessJti}::uuid) as revoked`.execute(trx)
-  return { tenantTrx: trx as TenantTx, revoked: rows[0]?.revoked === true }
+  const [row] = await requestScope(trx, { tenantId: String(tenantId), jti: accessJti })
+  return { tenantTrx: trx as TenantTx, revoked: row?.revoked === true }
 }
 
 /** Runs `fn` in one transaction bound to `tenantId`; for work outside HTTP requests (scripts, dispatch). */

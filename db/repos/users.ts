@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { precompiled } from '../precompiled.js'
 import type { TenantTx } from '../tenant.js'
 import type { Role, UserStatus } from '../schema.js'
 
@@ -20,9 +21,9 @@ export function findUserById(trx: TenantTx, id: number): Promise<UserRecord | un
   return trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst()
 }
 
-/** The user and its tenant in one round trip (tenants has no RLS; the user row is still limited by it). */
-export function findUserWithTenant(trx: TenantTx, id: number) {
-  return trx
+// GET /v1/me runs this on every request: compiled once (db/precompiled.ts).
+const userWithTenant = precompiled((db, params: { id: number }) =>
+  db
     .selectFrom('users as u')
     .innerJoin('tenants as t', 't.id', 'u.tenantId')
     .select([
@@ -41,8 +42,13 @@ export function findUserWithTenant(trx: TenantTx, id: number) {
       't.status as tenantStatus',
       't.onboardingCompletedAt as tenantOnboardingCompletedAt',
     ])
-    .where('u.id', '=', id)
-    .executeTakeFirst()
+    .where('u.id', '=', params.id),
+)
+
+/** The user and its tenant in one round trip (tenants has no RLS; the user row is still limited by it). */
+export async function findUserWithTenant(trx: TenantTx, id: number) {
+  const [row] = await userWithTenant(trx, { id })
+  return row
 }
 
 /** The user with its password hash, for credential checks only. */
