@@ -15,7 +15,7 @@ type Slot<Params> = { param: keyof Params } | { value: unknown }
  * `build` receives `params`, whose every property is a placeholder standing for that run-time value; anything
  * else it passes stays a constant of the query. Use it only for queries whose shape does not depend on their values.
  */
-export function precompiled<Params extends Record<string, unknown>, Row>(
+export function precompiled<Params extends object, Row>(
   build: (db: Kysely<DB>, params: Params) => Compilable<Row> | RawBuilder<Row>,
 ): (db: Kysely<DB>, params: Params) => Promise<Row[]> {
   let compiled: { query: CompiledQuery<Row>; slots: Slot<Params>[] } | undefined
@@ -26,7 +26,7 @@ export function precompiled<Params extends Record<string, unknown>, Row>(
     // A raw `sql` query compiles against an executor; a query builder carries its own.
     const query = 'isRawBuilder' in built ? built.compile(db) : built.compile()
     const slots = query.parameters.map((value): Slot<Params> =>
-      typeof value === 'string' && value.startsWith(MARKER) ? { param: value.slice(MARKER.length) } : { value },
+      typeof value === 'string' && value.startsWith(MARKER) ? { param: value.slice(MARKER.length) as keyof Params } : { value },
     )
     return { query, slots }
   }

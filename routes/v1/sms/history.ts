@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
+import { listHistoryPage } from '../../../db/repos/sms-history.js'
 import {
   cancelPendingRecipients,
   cancelScheduledMessage,
-  countMessages,
   findMessage,
-  listMessages,
   listRecipients,
   type MessageScope,
 } from '../../../db/repos/sms-messages.js'
@@ -43,11 +42,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { page, size, sort, status, recipientType, q } = request.query
       const filter = { tenantId: request.identity!.tenantId, ...scopeOf(request), status, recipientType, q }
-      const rows = await listMessages(request.db, filter, parseHistorySort(sort), { offset: page * size, limit: size }, PREVIEW_CHARACTERS)
-      const total = await countMessages(request.db, filter)
+      const pageRange = { offset: page * size, limit: size }
+      const { items, total } = await listHistoryPage(request.db, filter, parseHistorySort(sort), pageRange, PREVIEW_CHARACTERS)
       const totalPages = Math.ceil(total / size)
       // History never shows recipients or rendered bodies (SPEC Behavior rule 6); the detail view has them.
-      return { items: rows.map((row) => toMessageResponse(row, [])), page, perPage: size, total, totalPages, hasNext: page + 1 < totalPages }
+      const withoutRecipients = items.map((item) => ({ ...item, recipients: [] }))
+      return { items: withoutRecipients, page, perPage: size, total, totalPages, hasNext: page + 1 < totalPages }
     },
   )
 

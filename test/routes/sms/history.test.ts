@@ -1,5 +1,8 @@
+import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../../helper.js'
+import { owner as ownerDb } from '../../fixtures.js'
+import { itPostgres, useTestApp } from '../../helper.js'
+import { recordStatements } from '../../statement-recorder.js'
 import { insertMessageRow, minutesFromNow, problem, send } from '../../sms-send-fixtures.js'
 import { academy, actor, type Actor } from '../../staff-fixtures.js'
 
@@ -67,6 +70,46 @@ describe('SMS history', () => {
       expect(page2.json()).toMatchObject({ page: 2, perPage: 2, hasNext: false })
       expect(ids(page2)).toEqual(newestFirst.slice(4))
       expect((await history(owner, '?size=2&page=9')).json()).toMatchObject({ items: [], total: 5, hasNext: false })
+    })
+
+    it('writes every timestamp as the detail view does: UTC, milliseconds, microseconds cut', async () => {
+      const { owner } = await academy(app.current)
+      const id = await insertMessageRow(owner)
+      await ownerDb()
+        .updateTable('smsMessages')
+        .set({
+          createdAt: new Date('2026-01-01T00:01:02.123Z'),
+          scheduledAt: new Date('2026-01-02T03:04:05.000Z'),
+          sentAt: new Date('2026-01-03T23:59:59.999Z'),
+          cancelledAt: null,
+        })
+        .where('id', '=', id)
+        .execute()
+      // Microseconds the API never shows: both views must cut them the same way.
+      await sql`update sms_messages set updated_at = '2026-01-04 05:06:07.456789+00' where id = ${id}`.execute(ownerDb())
+      const [item] = (await history(owner)).json().items
+      const full = (await detail(owner, id)).json()
+      expect(item).toMatchObject({
+        createdAt: '2026-01-01T00:01:02.123Z',
+        scheduledAt: '2026-01-02T03:04:05.000Z',
+        sentAt: '2026-01-03T23:59:59.999Z',
+        cancelledAt: null,
+        updatedAt: '2026-01-04T05:06:07.456Z',
+      })
+      for (const field of ['createdAt', 'scheduledAt', 'sentAt', 'cancelledAt', 'updatedAt']) expect(item[field]).toBe(full[field])
+    })
+
+    // Counts the statements the pg driver sends; the embedded store has no pg driver to observe.
+    itPostgres('reads an unfiltered page and its total in one statement; a filtered one counts separately', async () => {
+      const { owner } = await academy(app.current)
+      for (let minute = 0; minute < 3; minute++) await insertMessageRow(owner, { createdAt: at(minute), status: 'SENT' })
+      const reads = (statements: string[]) => statements.filter((statement) => /sms_message/.test(statement))
+      const plain = await recordStatements(() => history(owner, '?size=2'))
+      expect(plain.result.json()).toMatchObject({ total: 3, totalPages: 2 })
+      expect(reads(plain.statements)).toHaveLength(1)
+      const filtered = await recordStatements(() => history(owner, '?size=2&status=SENT'))
+      expect(filtered.result.json()).toMatchObject({ total: 3, totalPages: 2 })
+      expect(reads(filtered.statements)).toHaveLength(2)
     })
 
     it('breaks ties on createdAt by id so pages never overlap', async () => {
