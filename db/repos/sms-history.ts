@@ -142,11 +142,12 @@ function buildPage(db: Kysely<DB>, shape: PageShape, params: PageParams) {
         return counts.as('total')
       })
     : query.select(sql<number | null>`null::int8`.as('total'))
+  // Qualified: a bare name in ORDER BY means the output column, here the formatted text, which no index can serve.
   const ordered =
     sort.field === 'sentAt'
-      ? withTotal.orderBy('sentAt', (ob) => (sort.direction === 'asc' ? ob.asc() : ob.desc()).nullsLast())
-      : withTotal.orderBy(sort.field, sort.direction)
-  return ordered.orderBy('id', sort.direction).offset(params.offset).limit(params.limit)
+      ? withTotal.orderBy('smsMessages.sentAt', (ob) => (sort.direction === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+      : withTotal.orderBy(`smsMessages.${sort.field}`, sort.direction)
+  return ordered.orderBy('smsMessages.id', sort.direction).offset(params.offset).limit(params.limit)
 }
 
 // History is read far more often than anything is sent: each shape of the page query is compiled once.
