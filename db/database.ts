@@ -2,7 +2,7 @@ import { CamelCasePlugin, CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import type { DB } from './schema.js'
 import { migrateToLatest } from './migrate.js'
-import { StatementCachingClient } from './statement-cache.js'
+import { ServiceClient } from './pg-client.js'
 
 /** The role every runtime query runs as: not superuser, owns no table, no BYPASSRLS (see the first migration). */
 export const APP_ROLE = 'svc_app'
@@ -30,7 +30,8 @@ export function createPool(connectionString: string, max: number): pg.Pool {
     max,
     types: int8AsNumber,
     idleTimeoutMillis: 30_000,
-    Client: StatementCachingClient,
+    Client: ServiceClient,
+    pipeline: true,
     // Prepared statements save parsing, not planning: a generic plan cannot see the tenant or the page size (the
     // history query names the tenant precisely so it is planned for that tenant's size). Every execution is
     // planned for its own values, as unnamed statements were.
@@ -40,6 +41,11 @@ export function createPool(connectionString: string, max: number): pg.Pool {
   // on next use; without a listener, pg would turn that into an uncaught exception that kills the process.
   pool.on('error', (error) => {
     process.emitWarning(`idle PostgreSQL connection closed: ${error.message}`, { code: 'SVC_DB_IDLE_ERROR' })
+  })
+  // A transaction that ended without sending a statement never reached the server: its held begin must not
+  // open a transaction for the connection's next user.
+  pool.on('release', (_error, client) => {
+    if (client instanceof ServiceClient) client.dropHeldBegin()
   })
   return pool
 }

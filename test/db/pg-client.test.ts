@@ -1,0 +1,90 @@
+import net from 'node:net'
+import type pg from 'pg'
+import { afterAll, beforeAll, expect, inject, vi } from 'vitest'
+import { createPool } from '../../db/database.js'
+import { MAX_PREPARED_PER_CONNECTION } from '../../db/statement-cache.js'
+import { describePostgres, itPostgres } from '../helper.js'
+
+// The pg driver's own behaviour; the embedded store has no pg driver.
+describePostgres('the service pg client', () => {
+  let pool: pg.Pool
+  beforeAll(() => {
+    pool = createPool(inject('databaseUrl'), 1)
+  })
+  afterAll(() => pool.end())
+
+  const inTransaction = (client: pg.PoolClient) => (client as unknown as { getTransactionStatus(): string }).getTransactionStatus()
+
+  itPostgres('sends a transaction’s begin in one write with its first statement, and nothing before it', async () => {
+    const client = await pool.connect()
+    try {
+      const writes = vi.spyOn(net.Socket.prototype, '_writev')
+      const single = vi.spyOn(net.Socket.prototype, '_write')
+      await client.query('begin', [])
+      expect(writes.mock.calls.length + single.mock.calls.length).toBe(0)
+      const { rows } = await client.query('select $1::int as answer', [42])
+      expect(rows).toEqual([{ answer: 42 }])
+      expect(writes.mock.calls.length + single.mock.calls.length).toBe(1)
+      expect(inTransaction(client)).toBe('T')
+      await client.query('rollback', [])
+    } finally {
+      vi.restoreAllMocks()
+      client.release()
+    }
+  })
+
+  itPostgres('keeps the transaction: a rollback undoes the first statement’s work', async () => {
+    const client = await pool.connect()
+    try {
+      await client.query('create temporary table held_begin_probe (n int)', [])
+      await client.query('begin', [])
+      await client.query('insert into held_begin_probe values ($1)', [1])
+      await client.query('rollback', [])
+      expect((await client.query('select count(*)::int as n from held_begin_probe', [])).rows).toEqual([{ n: 0 }])
+    } finally {
+      client.release()
+    }
+  })
+
+  itPostgres('fails the first statement’s promise when it fails, leaving a transaction to roll back', async () => {
+    const client = await pool.connect()
+    try {
+      await client.query('begin', [])
+      await expect(client.query('select 1 / $1::int', [0])).rejects.toThrow(/division by zero/)
+      expect(inTransaction(client)).toBe('E')
+      await client.query('rollback', [])
+      expect(inTransaction(client)).toBe('I')
+    } finally {
+      client.release()
+    }
+  })
+
+  itPostgres('drops a begin that sent nothing when the connection goes back to the pool', async () => {
+    const first = await pool.connect()
+    await first.query('begin', [])
+    first.release()
+    const second = await pool.connect()
+    try {
+      expect(second).toBe(first) // a pool of one: the same connection
+      await second.query('select $1::int', [1])
+      expect(inTransaction(second)).toBe('I')
+    } finally {
+      second.release()
+    }
+  })
+
+  itPostgres('prepares a statement once per connection, and stops naming new texts at its maximum', async () => {
+    const client = await pool.connect()
+    try {
+      const probe = (n: number) => client.query(`select $1::int + ${n} as value`, [1])
+      for (let n = 0; n < MAX_PREPARED_PER_CONNECTION + 5; n++) await probe(n)
+      await probe(0)
+      const { rows } = await client.query<{ named: number }>("select count(*)::int as named from pg_prepared_statements where name like 'svc\\_%'", [])
+      // The count query itself is one more text, past the maximum: not named either.
+      expect(rows[0]!.named).toBe(MAX_PREPARED_PER_CONNECTION)
+      expect((await probe(1)).rows).toEqual([{ value: 2 }])
+    } finally {
+      client.release()
+    }
+  })
+})
