@@ -32,10 +32,6 @@ export function createPool(connectionString: string, max: number): pg.Pool {
     idleTimeoutMillis: 30_000,
     Client: ServiceClient,
     pipeline: true,
-    // Prepared statements save parsing, not planning: a generic plan cannot see the tenant or the page size (the
-    // history query names the tenant precisely so it is planned for that tenant's size). Every execution is
-    // planned for its own values, as unnamed statements were.
-    options: '-c plan_cache_mode=force_custom_plan',
   })
   // An idle connection the server ends (restart, failover, an administrator) is dropped by the pool and replaced
   // on next use; without a listener, pg would turn that into an uncaught exception that kills the process.

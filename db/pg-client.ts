@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { StatementNames } from './statement-cache.js'
+import { PLANNED_PER_EXECUTION, StatementNames } from './statement-cache.js'
 
 // What Kysely reads from the answer to `begin` (nothing but that it arrived).
 const HELD_BEGIN: Partial<pg.QueryResult> = { command: 'BEGIN', rowCount: null, rows: [], fields: [] }
@@ -12,7 +12,8 @@ const isPromiseStyle = (args: QueryArgs) => typeof args[args.length - 1] !== 'fu
  * The pg client behind every pool (`pipeline: true`). Round trips are most of a request's cost here, so it saves
  * two kinds:
  *
- * - A parameterised statement is prepared once per connection and then only bound and executed (StatementNames).
+ * - A parameterised statement is prepared once per connection and then only bound and executed (StatementNames),
+ *   unless it ends with PLANNED_PER_EXECUTION.
  * - A transaction's `begin` is not a round trip of its own. Kysely sends it and waits; the client answers at once
  *   and holds it back, then writes it in one packet with the transaction's first statement (pipeline mode keeps
  *   the order and both answers come back together). Every tenant transaction starts with `begin` and the scope
@@ -58,6 +59,7 @@ export class ServiceClient extends pg.Client {
   #prepared(args: QueryArgs): QueryArgs {
     const [text, values] = args
     if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0) return args
+    if (text.endsWith(PLANNED_PER_EXECUTION)) return args
     const name = this.#statements.nameFor(text)
     return name ? [{ name, text, values }, ...args.slice(2)] : args
   }

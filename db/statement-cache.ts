@@ -1,3 +1,13 @@
+import { sql } from 'kysely'
+
+/**
+ * The closing comment of a statement that must be planned for its own values every time, so it is never prepared:
+ * PostgreSQL moves a prepared statement to a generic plan after five runs when that looks no dearer, and a generic
+ * plan cannot see which tenant (of any size) or which filter it serves. Add it with `.modifyEnd(planPerExecution)`.
+ */
+export const PLANNED_PER_EXECUTION = '/* planned per execution */'
+export const planPerExecution = sql.raw(PLANNED_PER_EXECUTION)
+
 /** How many distinct statements one connection keeps prepared; later new texts run unnamed (still correct). */
 export const MAX_PREPARED_PER_CONNECTION = 256
 

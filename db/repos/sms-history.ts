@@ -1,5 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
 import { precompiled } from '../precompiled.js'
+import { planPerExecution } from '../statement-cache.js'
 import type { DB, SmsStatus } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
 import type { MessageScope } from './sms-messages.js'
@@ -147,7 +148,8 @@ function buildPage(db: Kysely<DB>, shape: PageShape, params: PageParams) {
     sort.field === 'sentAt'
       ? withTotal.orderBy('smsMessages.sentAt', (ob) => (sort.direction === 'asc' ? ob.asc() : ob.desc()).nullsLast())
       : withTotal.orderBy(`smsMessages.${sort.field}`, sort.direction)
-  return ordered.orderBy('smsMessages.id', sort.direction).offset(params.offset).limit(params.limit)
+  // Planned for this tenant's size and this filter on every run (see the RLS note on filtered()).
+  return ordered.orderBy('smsMessages.id', sort.direction).offset(params.offset).limit(params.limit).modifyEnd(planPerExecution)
 }
 
 // History is read far more often than anything is sent: each shape of the page query is compiled once.
@@ -178,6 +180,7 @@ async function countMessages(trx: TenantTx, shape: PageShape, params: PageParams
   }
   const row = await filtered(trx.selectFrom('smsMessages'), shape, params)
     .select((eb) => eb.fn.countAll<string>().as('total'))
+    .modifyEnd(planPerExecution)
     .executeTakeFirstOrThrow()
   return Number(row.total)
 }

@@ -2,7 +2,7 @@ import net from 'node:net'
 import type pg from 'pg'
 import { afterAll, beforeAll, expect, inject, vi } from 'vitest'
 import { createPool } from '../../db/database.js'
-import { MAX_PREPARED_PER_CONNECTION } from '../../db/statement-cache.js'
+import { MAX_PREPARED_PER_CONNECTION, PLANNED_PER_EXECUTION } from '../../db/statement-cache.js'
 import { describePostgres, itPostgres } from '../helper.js'
 
 // The pg driver's own behaviour; the embedded store has no pg driver.
@@ -83,6 +83,18 @@ describePostgres('the service pg client', () => {
       // The count query itself is one more text, past the maximum: not named either.
       expect(rows[0]!.named).toBe(MAX_PREPARED_PER_CONNECTION)
       expect((await probe(1)).rows).toEqual([{ value: 2 }])
+    } finally {
+      client.release()
+    }
+  })
+
+  itPostgres('never prepares a statement that asks to be planned per execution', async () => {
+    const client = await pool.connect()
+    try {
+      const text = `select $1::int as value ${PLANNED_PER_EXECUTION}`
+      await client.query(text, [1])
+      const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements where statement = $1', [text])
+      expect(rows).toEqual([{ n: 0 }])
     } finally {
       client.release()
     }

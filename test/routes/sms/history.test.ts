@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { owner as ownerDb } from '../../fixtures.js'
 import { itPostgres, useTestApp } from '../../helper.js'
 import { recordStatements } from '../../statement-recorder.js'
+import { PLANNED_PER_EXECUTION } from '../../../db/statement-cache.js'
 import { insertMessageRow, minutesFromNow, problem, send } from '../../sms-send-fixtures.js'
 import { academy, actor, type Actor } from '../../staff-fixtures.js'
 
@@ -107,6 +108,8 @@ describe('SMS history', () => {
       const plain = await recordStatements(() => history(owner, '?size=2'))
       expect(plain.result.json()).toMatchObject({ total: 3, totalPages: 2 })
       expect(reads(plain.statements)).toHaveLength(1)
+      // Planned for this tenant and filter every time, never from a prepared generic plan.
+      expect(reads(plain.statements)[0]!.endsWith(PLANNED_PER_EXECUTION)).toBe(true)
       const filtered = await recordStatements(() => history(owner, '?size=2&status=SENT'))
       expect(filtered.result.json()).toMatchObject({ total: 3, totalPages: 2 })
       expect(reads(filtered.statements)).toHaveLength(2)
