@@ -1,27 +1,23 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable, StringEnum } from '../http/response-types.js'
 import type { UserRecord } from '../../db/repos/users.js'
 import type { Tenant } from '../../db/repos/tenants.js'
 
-export const RoleSchema = Type.Union([
-  Type.Literal('OWNER'),
-  Type.Literal('MANAGER'),
-  Type.Literal('INSTRUCTOR'),
-  Type.Literal('STUDENT'),
-])
+export const RoleSchema = StringEnum(['OWNER', 'MANAGER', 'INSTRUCTOR', 'STUDENT'])
 
 export const UserResponseSchema = Type.Object({
   id: Type.Integer(),
   userLoginId: Type.String(),
   name: Type.String(),
-  phone: Type.Union([Type.String(), Type.Null()]),
+  phone: Nullable(Type.String()),
   // SPEC keeps this field as the login identity, not a verified e-mail address.
   email: Type.String(),
   role: RoleSchema,
   tenantSlug: Type.String(),
   tenantId: Type.Integer(),
   tenantCustomId: Type.String(),
-  tenantCustomDomain: Type.Union([Type.String(), Type.Null()]),
-  tenantOnboardingCompletedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  tenantCustomDomain: Nullable(Type.String()),
+  tenantOnboardingCompletedAt: Nullable(Type.String({ format: 'date-time' })),
   avatarSeed: Type.String(),
 })
 

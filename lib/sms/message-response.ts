@@ -1,12 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable, StringEnum } from '../http/response-types.js'
 import type { MessageRecord, RecipientRecord } from '../../db/repos/sms-messages.js'
 import { maskPhone } from './phone.js'
 import type { StoredRecipient } from './recipients.js'
 
 const Time = Type.String({ format: 'date-time' })
-const NullableTime = Type.Union([Time, Type.Null()])
-const NullableString = Type.Union([Type.String(), Type.Null()])
-const NullableInteger = Type.Union([Type.Integer(), Type.Null()])
+const NullableTime = Nullable(Time)
+const NullableString = Nullable(Type.String())
+const NullableInteger = Nullable(Type.Integer())
 
 /**
  * SPEC "Recipient" response: the phone is always masked (`010-****-5678`). `deliveryStatus` is null for group
@@ -37,7 +38,7 @@ export const MessageResponseSchema = Type.Object({
   scheduledAt: NullableTime,
   cancelledAt: NullableTime,
   sentAt: NullableTime,
-  messageType: Type.Union([Type.Literal('SMS'), Type.Literal('LMS')]),
+  messageType: StringEnum(['SMS', 'LMS']),
   estimatedSegments: Type.Integer(),
   unitPrice: Type.Integer(),
   totalPrice: Type.Integer(),

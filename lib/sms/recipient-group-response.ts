@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from '../http/response-types.js'
 import type { GroupRecord } from '../../db/repos/recipient-groups.js'
 import { RecipientResponseSchema, toRecipientResponse } from './message-response.js'
 import type { StoredRecipient } from './recipients.js'
@@ -9,7 +10,7 @@ const Time = Type.String({ format: 'date-time' })
 export const GroupSummarySchema = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
-  icon: Type.Union([Type.String(), Type.Null()]),
+  icon: Nullable(Type.String()),
   recipientCount: Type.Integer(),
   createdAt: Time,
   updatedAt: Time,

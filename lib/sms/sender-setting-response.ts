@@ -1,21 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable, StringEnum } from '../http/response-types.js'
 import { LIVE_PROVIDER, type SenderSettingRecord } from '../../db/repos/sender-settings.js'
 import { formatHyphenated } from './phone.js'
 
-const NullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
+const NullableTime = Nullable(Type.String({ format: 'date-time' }))
 
 /** SPEC "Sender setting": the settings view (OWNER GET/PUT and the internal approval answer). */
 export const SenderSettingSchema = Type.Object({
-  id: Type.Union([Type.Integer(), Type.Null()]),
+  id: Nullable(Type.Integer()),
   provider: Type.String(),
-  senderNumber: Type.Union([Type.String(), Type.Null()]),
-  registrationStatus: Type.Union([
-    Type.Literal('NOT_CONFIGURED'),
-    Type.Literal('PENDING'),
-    Type.Literal('APPROVED'),
-    Type.Literal('REJECTED'),
-  ]),
-  rejectionReason: Type.Union([Type.String(), Type.Null()]),
+  senderNumber: Nullable(Type.String()),
+  registrationStatus: StringEnum(['NOT_CONFIGURED', 'PENDING', 'APPROVED', 'REJECTED']),
+  rejectionReason: Nullable(Type.String()),
   approvedAt: NullableTime,
   rejectedAt: NullableTime,
   createdAt: NullableTime,

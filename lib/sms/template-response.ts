@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { TemplateRecord } from '../../db/repos/sms-templates.js'
+import { StringEnum } from '../http/response-types.js'
 
 export const TEMPLATE_CATEGORIES = ['GENERAL', 'ATTENDANCE', 'PAYMENT', 'EXAM', 'CUSTOM'] as const
 
-export const TemplateCategorySchema = Type.Union(TEMPLATE_CATEGORIES.map((category) => Type.Literal(category)))
+export const TemplateCategorySchema = StringEnum(TEMPLATE_CATEGORIES)
 
 /** SPEC "SMS template" plus DECISIONS section 6: content is returned as stored, never rendered. */
 export const TemplateSchema = Type.Object({

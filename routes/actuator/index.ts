@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
+import { StringEnum } from '../../lib/http/response-types.js'
 
-const HealthSchema = Type.Object({ status: Type.Union([Type.Literal('UP'), Type.Literal('DOWN')]) })
+const HealthSchema = Type.Object({ status: StringEnum(['UP', 'DOWN']) })
 const PROBE_TIMEOUT_MS = 2000
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Nullable } from '../../../lib/http/response-types.js'
 import { Type } from '@sinclair/typebox'
 import { listUserSessions, revokeSessions } from '../../../db/repos/sessions.js'
 import { AppError } from '../../../lib/errors.js'
@@ -6,10 +7,10 @@ import { AppError } from '../../../lib/errors.js'
 const SessionSchema = Type.Object({
   sid: Type.String({ format: 'uuid' }),
   deviceCategory: Type.String(),
-  userAgent: Type.Union([Type.String(), Type.Null()]),
-  ipAddress: Type.Union([Type.String(), Type.Null()]),
+  userAgent: Nullable(Type.String()),
+  ipAddress: Nullable(Type.String()),
   createdAt: Type.String({ format: 'date-time' }),
-  lastRefreshedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  lastRefreshedAt: Nullable(Type.String({ format: 'date-time' })),
   current: Type.Boolean(),
 })
 
