@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
-import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh, type AuthResult } from '../../auth-fixtures.js'
+import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh } from '../../auth-fixtures.js'
 import { createTenant, owner } from '../../fixtures.js'
 import { itPostgres, useTestApp } from '../../helper.js'
+import { recordStatements } from '../../statement-recorder.js'
 
 describe('POST /v1/refresh cost', () => {
   const app = useTestApp()
@@ -17,23 +17,6 @@ describe('POST /v1/refresh cost', () => {
     const result = await login(app.current, { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId })
     expect(result.response.statusCode).toBe(200)
     return result
-  }
-
-  /** The statements the pg driver sends while `work` runs, without connection set-up (`set role`). */
-  async function recordStatements(work: () => Promise<AuthResult>): Promise<{ result: AuthResult; statements: string[] }> {
-    const statements: string[] = []
-    const query = pg.Client.prototype.query
-    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      const first = args[0] as string | { text: string }
-      statements.push(typeof first === 'string' ? first : first.text)
-      return (query as (...a: unknown[]) => unknown).apply(this, args)
-    } as typeof query)
-    try {
-      const result = await work()
-      return { result, statements: statements.filter((statement) => !/^set role /i.test(statement)) }
-    } finally {
-      vi.restoreAllMocks()
-    }
   }
 
   // Counts the statements the pg driver sends; the embedded store has no pg driver to observe.
