@@ -47,10 +47,6 @@ export async function insertSession(trx: TenantTx, session: NewSession): Promise
   await trx.insertInto('sessions').values(session).execute()
 }
 
-export function findSessionForUpdate(trx: TenantTx, sid: string): Promise<SessionRecord | undefined> {
-  return trx.selectFrom('sessions').select(SESSION_COLUMNS).where('sid', '=', sid).forUpdate().executeTakeFirst()
-}
-
 export function listUserSessions(trx: TenantTx, userId: number): Promise<SessionRecord[]> {
   return trx
     .selectFrom('sessions')
@@ -58,18 +54,6 @@ export function listUserSessions(trx: TenantTx, userId: number): Promise<Session
     .where('userId', '=', userId)
     .orderBy('createdAt', 'desc')
     .orderBy('sid')
-    .execute()
-}
-
-export async function rotateSessionTokens(
-  trx: TenantTx,
-  sid: string,
-  tokens: { accessJti: string; accessExpiresAt: Date; refreshJti: string; refreshExpiresAt: Date },
-): Promise<void> {
-  await trx
-    .updateTable('sessions')
-    .set({ ...tokens, lastRefreshedAt: new Date() })
-    .where('sid', '=', sid)
     .execute()
 }
 
@@ -107,14 +91,4 @@ export async function revokeSessions(
     )
     select sid from ended`.execute(trx)
   return rows.map((row) => row.sid)
-}
-
-export async function findRevocationReason(trx: TenantTx, sid: string): Promise<RevocationReason | undefined> {
-  const row = await trx
-    .selectFrom('sessionRevocations')
-    .select('reason')
-    .where('sid', '=', sid)
-    .where('expiresAt', '>', new Date())
-    .executeTakeFirst()
-  return row?.reason
 }
