@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import pg from 'pg'
 import { onCleanup, spawnTracked } from './cleanup.js'
 import { benchConfig } from './config.js'
 import { cpuSnapshot, cpuUse, describeCpu, otherCpu, waitForQuiet, type CpuUse } from './cpu.js'
@@ -28,8 +29,24 @@ export async function bodyFile(contents: string): Promise<string> {
   return path
 }
 
-/** Waits for the machine to be idle apart from the processes under test, and says so when it had to wait. */
+/** Flushes the writes earlier runs left in PostgreSQL's buffers, so no checkpoint lands in the next run. */
+async function checkpoint(): Promise<void> {
+  const admin = new pg.Client({ connectionString: benchConfig.pgUrl })
+  await admin.connect()
+  try {
+    await admin.query('checkpoint')
+  } finally {
+    await admin.end()
+  }
+}
+
+/**
+ * Waits for the machine to be idle apart from the processes under test, and says so when it had to wait. A
+ * checkpoint first: a write-heavy run (refresh, login) otherwise leaves its flush, and the host's disk work that
+ * shows as steal, to whichever run comes next.
+ */
 export async function quiet(): Promise<void> {
+  await checkpoint()
   const { busy, waitedMs } = await waitForQuiet()
   if (waitedMs > 1500) log(`  (waited ${(waitedMs / 1000).toFixed(0)} s for other work on the machine to finish; last second ${busy.toFixed(0)}% busy)`)
 }
