@@ -1,10 +1,10 @@
-import { admitLoginAttempt, clearLoginFailures, recordLoginFailure } from '../../db/repos/login-guards.js'
-import { findOwnerEntry, findTenantByCustomId, findTenantById, type Tenant } from '../../db/repos/tenants.js'
-import { findCredentialsById, findCredentialsByLoginId, lockUser, updatePasswordHash } from '../../db/repos/users.js'
+import { admitLoginAttempt, type EnteredTenant, type FailureKey, type LoginEntry } from '../../db/repos/login-admission.js'
+import { clearLoginFailures, recordLoginFailure } from '../../db/repos/login-guards.js'
+import { findCredentialsById, findCredentialsByLoginId } from '../../db/repos/users.js'
 import { withTenant } from '../../db/tenant.js'
 import { AppError } from '../errors.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
-import { openSession } from './open-session.js'
+import { openProvenLoginSession } from './login-session.js'
 import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from './password-hash.js'
 import type { TokenPair } from './tokens.js'
 import { toMinimalUser, type MinimalUser } from './user-response.js'
@@ -15,32 +15,22 @@ export interface LoginInput {
   customId?: string | undefined
 }
 
-/** Portal entry (customId) finds the tenant directly; root entry goes through the owner directory. */
-async function resolveTenant(deps: AuthDeps, input: LoginInput): Promise<{ tenant: Tenant; ownerUserId?: number } | null> {
-  if (input.customId !== undefined) {
-    const tenant = await findTenantByCustomId(deps.db, input.customId)
-    return tenant ? { tenant } : null
-  }
-  const entry = await findOwnerEntry(deps.db, input.userLoginId)
-  if (!entry) return null
-  const tenant = await findTenantById(deps.db, entry.tenantId)
-  return tenant ? { tenant, ownerUserId: entry.userId } : null
-}
-
 // How long an attempt waits for earlier, still unresolved attempts of the same key before it gives up.
 const ADMISSION_WAIT_MS = 2000
 
 /**
- * Admits the attempt or throws AUTH_018. When the key is only busy (the limit is taken up by attempts still being
- * checked) it waits for them, so simultaneous logins with the right password are not refused; guesses are, as soon
- * as a failure among them starts the lock.
+ * Admits the attempt or throws AUTH_018; an admitted attempt gets the tenant it names (null when there is none).
+ * When the key is only busy (the limit is taken up by attempts still being checked) it waits for them, so
+ * simultaneous logins with the right password are not refused; guesses are, as soon as a failure among them starts
+ * the lock.
  */
-async function admit(deps: AuthDeps, scope: string, lockKey: string): Promise<void> {
+async function admit(deps: AuthDeps, key: FailureKey, entry: LoginEntry): Promise<EnteredTenant | null> {
   const { env } = deps
+  const limits = { maxFailures: env.SVC_LOGIN_MAX_FAILURES, lockSeconds: env.SVC_LOGIN_LOCK_SECONDS }
   const deadline = Date.now() + ADMISSION_WAIT_MS
   for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
-    const admission = await admitLoginAttempt(deps.db, scope, lockKey, env.SVC_LOGIN_MAX_FAILURES, env.SVC_LOGIN_LOCK_SECONDS)
-    if (admission.admitted) return
+    const admission = await admitLoginAttempt(deps.db, key, limits, entry)
+    if (admission.admitted) return admission.entered
     if (admission.lockedUntil || Date.now() + pause > deadline) {
       const retryAfter = admission.lockedUntil
         ? Math.max(1, Math.ceil((admission.lockedUntil.getTime() - Date.now()) / 1000))
@@ -61,42 +51,44 @@ export async function login(
   client: ClientInfo,
 ): Promise<{ tokens: TokenPair; user: MinimalUser }> {
   const { env } = deps
-  const scope = input.customId ?? 'root'
-  const lockKey = input.userLoginId.toLowerCase()
-  await admit(deps, scope, lockKey)
+  const key: FailureKey = { scope: input.customId ?? 'root', loginId: input.userLoginId.toLowerCase() }
+  const entry: LoginEntry = input.customId !== undefined ? { customId: input.customId } : { ownerLoginId: input.userLoginId }
+  const entered = await admit(deps, key, entry)
 
-  const resolved = await resolveTenant(deps, input)
-  const credentials = resolved
-    ? await withTenant(deps.db, resolved.tenant.id, (trx) =>
-        resolved.ownerUserId !== undefined
-          ? findCredentialsById(trx, resolved.ownerUserId)
+  const credentials = entered
+    ? await withTenant(deps.db, entered.tenant.id, (trx) =>
+        entered.ownerUserId !== undefined
+          ? findCredentialsById(trx, entered.ownerUserId)
           : findCredentialsByLoginId(trx, input.userLoginId),
       )
     : undefined
   const passwordMatches = credentials
     ? await verifyPassword(input.password, credentials.passwordHash)
     : await verifyAgainstDummy(input.password, env.SVC_BCRYPT_COST)
-  if (!resolved || !credentials || !passwordMatches) {
-    await recordLoginFailure(deps.db, scope, lockKey, env.SVC_LOGIN_MAX_FAILURES, env.SVC_LOGIN_LOCK_SECONDS)
+  if (!entered || !credentials || !passwordMatches) {
+    await recordLoginFailure(deps.db, key.scope, key.loginId, env.SVC_LOGIN_MAX_FAILURES, env.SVC_LOGIN_LOCK_SECONDS)
     throw new AppError('AUTH_001')
   }
-  // The password is proven: the attempt was no failure, and earlier ones are forgiven.
-  await clearLoginFailures(deps.db, scope, lockKey)
 
-  // Status answers come only after the password proved who is asking.
-  const { tenant } = resolved
-  if (tenant.status !== 'ACTIVE') throw new AppError('AUTH_010')
-  if (credentials.status !== 'ACTIVE') throw new AppError('AUTH_015')
+  // Status answers come only after the password proved who is asking. A proven password is no failure, and earlier
+  // ones are forgiven: here, or in the session transaction's statement.
+  const { tenant } = entered
+  if (tenant.status !== 'ACTIVE' || credentials.status !== 'ACTIVE') {
+    await clearLoginFailures(deps.db, key.scope, key.loginId)
+    throw new AppError(tenant.status !== 'ACTIVE' ? 'AUTH_010' : 'AUTH_015')
+  }
 
   // Hashing is slow: done before the transaction so no connection waits on it.
   const upgradedHash = needsRehash(credentials.passwordHash, env.SVC_BCRYPT_COST)
     ? await hashPassword(input.password, env.SVC_BCRYPT_COST)
     : null
-  const tokens = await withTenant(deps.db, tenant.id, async (trx) => {
-    const user = await lockUser(trx, credentials.id)
-    if (!user || user.status !== 'ACTIVE') throw new AppError('AUTH_015')
-    if (upgradedHash) await updatePasswordHash(trx, user.id, upgradedHash)
-    return openSession(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug, role: user.role }, client)
-  })
+  const tokens = await openProvenLoginSession(deps, { userId: credentials.id, tenant, key, upgradedHash }, client).catch(
+    async (error: unknown) => {
+      // A rolled-back session transaction took the forgiveness with it; the password was still proven.
+      await clearLoginFailures(deps.db, key.scope, key.loginId)
+      throw error
+    },
+  )
+  if (!tokens) throw new AppError('AUTH_015')
   return { tokens, user: toMinimalUser(credentials, tenant) }
 }

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { openLoginSession } from '../../db/repos/login-session.js'
+import type { DeviceCategory, UserStatus } from '../../db/schema.js'
+import { withTenant } from '../../db/tenant.js'
+import { createTenant, insertUser, owner } from '../fixtures.js'
+import { useTestApp } from '../helper.js'
+
+describe('svc_login_open_session (the session transaction of a proven login)', () => {
+  const app = useTestApp()
+
+  function newSession(userId: number, deviceCategory: DeviceCategory = 'WEB') {
+    return {
+      sid: randomUUID(),
+      userId,
+      deviceCategory,
+      userAgent: 'test-agent',
+      ipAddress: '10.0.0.1',
+      accessJti: randomUUID(),
+      accessExpiresAt: new Date(Date.now() + 3_600_000),
+      refreshJti: randomUUID(),
+      refreshExpiresAt: new Date(Date.now() + 86_400_000),
+    }
+  }
+
+  async function failingKey(scope: string) {
+    const key = { scope, loginId: `key-${randomUUID()}` }
+    await owner().insertInto('loginFailures').values({ ...key, failures: 3, updatedAt: new Date() }).execute()
+    return key
+  }
+
+  const failureRows = (key: { scope: string; loginId: string }) =>
+    owner().selectFrom('loginFailures').select('failures').where('scope', '=', key.scope).where('loginId', '=', key.loginId).execute()
+  const sessionsOf = (userId: number) =>
+    owner().selectFrom('sessions').select(['sid', 'deviceCategory', 'accessJti']).where('userId', '=', userId).execute()
+
+  it('replaces the session of the same device category: reason kept, access JTI blacklisted, others untouched', async () => {
+    const tenant = await createTenant()
+    const user = await insertUser(tenant)
+    const key = await failingKey(tenant.customId)
+    const mobile = newSession(user.id, 'MOBILE')
+    const first = newSession(user.id)
+    const second = newSession(user.id)
+    for (const session of [mobile, first, second]) {
+      const result = await withTenant(app.current.db, tenant.id, (trx) => openLoginSession(trx, key, null, session))
+      expect(result).toEqual({ userRole: 'STUDENT', userStatus: 'ACTIVE' })
+    }
+
+    const stored = await sessionsOf(user.id)
+    expect(stored.map((row) => row.sid).sort()).toEqual([mobile.sid, second.sid].sort())
+    const reason = await owner().selectFrom('sessionRevocations').select(['reason', 'expiresAt']).where('sid', '=', first.sid).executeTakeFirstOrThrow()
+    expect(reason).toEqual({ reason: 'SESSION_REPLACED_BY_LOGIN', expiresAt: first.refreshExpiresAt })
+    const blacklisted = await owner().selectFrom('revokedAccessTokens').select('expiresAt').where('jti', '=', first.accessJti).executeTakeFirstOrThrow()
+    expect(blacklisted.expiresAt).toEqual(first.accessExpiresAt)
+    expect(await failureRows(key)).toEqual([])
+  })
+
+  it.each(['SUSPENDED', 'DELETED'] as UserStatus[])(
+    'forgives the failure key but stores nothing for a %s user',
+    async (status) => {
+      const tenant = await createTenant()
+      const user = await insertUser(tenant, { status })
+      const key = await failingKey(tenant.customId)
+      const result = await withTenant(app.current.db, tenant.id, (trx) => openLoginSession(trx, key, 'not-a-hash', newSession(user.id)))
+      expect(result).toEqual({ userRole: 'STUDENT', userStatus: status })
+      expect(await sessionsOf(user.id)).toEqual([])
+      expect(await failureRows(key)).toEqual([])
+      const row = await owner().selectFrom('users').select('passwordHash').where('id', '=', user.id).executeTakeFirstOrThrow()
+      expect(row.passwordHash).not.toBe('not-a-hash')
+    },
+  )
+
+  it('does not see, lock or write for a user of another tenant', async () => {
+    const home = await createTenant()
+    const other = await createTenant()
+    const user = await insertUser(home)
+    const key = await failingKey(other.customId)
+    const result = await withTenant(app.current.db, other.id, (trx) => openLoginSession(trx, key, null, newSession(user.id)))
+    expect(result).toEqual({ userRole: null, userStatus: null })
+    expect(await sessionsOf(user.id)).toEqual([])
+  })
+})

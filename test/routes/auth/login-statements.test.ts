@@ -1,0 +1,87 @@
+import type { FastifyInstance } from 'fastify'
+import pg from 'pg'
+import { afterAll, afterEach, beforeAll, describe, expect, vi } from 'vitest'
+import { insertUserWithPassword, login, registerOwner } from '../../auth-fixtures.js'
+import { createTenant, owner } from '../../fixtures.js'
+import { buildTestApp, itPostgres } from '../../helper.js'
+
+/**
+ * Every statement of a login takes CPU from its bcrypt comparison (the login benchmark runs at the bcrypt ceiling),
+ * so the count is pinned here (it was 14): the address rate-limit hit, admission with the tenant lookup, the
+ * credentials transaction, and the session transaction (lock, forgive, replace the device's session) in one call.
+ */
+describe('POST /v1/login statements', () => {
+  let app: FastifyInstance
+  const statements: string[] = []
+  let recording = false
+
+  beforeAll(async () => {
+    app = await buildTestApp()
+    const query = pg.Client.prototype.query
+    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      if (recording) {
+        const first = args[0] as string | { text: string }
+        statements.push((typeof first === 'string' ? first : first.text).replace(/\s+/g, ' ').trim())
+      }
+      return (query as (...a: unknown[]) => unknown).apply(this, args)
+    } as typeof query)
+  })
+  afterAll(async () => {
+    vi.restoreAllMocks()
+    await app?.close()
+  })
+  afterEach(() => {
+    recording = false
+  })
+
+  /** The statements one request sends, without connection set-up and background jobs. */
+  async function recorded(request: () => Promise<unknown>): Promise<string[]> {
+    // Warm the pool first so that no connection set-up lands in the recording.
+    await Promise.all(Array.from({ length: 3 }, () => app.inject({ method: 'GET', url: '/actuator/health' })))
+    statements.length = 0
+    recording = true
+    await request()
+    recording = false
+    return statements.filter((text) => !/^set role |svc_purge_expired|svc_claim_due_sms/i.test(text))
+  }
+
+  function expectLoginStatements(sent: string[]) {
+    const tenantScope = /^select set_config\('app\.tenant_id', \$1, true\)$/
+    expect(sent).toEqual([
+      expect.stringMatching(/^insert into rate_limit_windows /),
+      expect.stringMatching(/^select \* from svc_login_admit\(/),
+      expect.stringMatching(/^begin$/i),
+      expect.stringMatching(tenantScope),
+      expect.stringMatching(/"password_hash" from "users" where/),
+      expect.stringMatching(/^commit$/i),
+      expect.stringMatching(/^begin$/i),
+      expect.stringMatching(tenantScope),
+      expect.stringMatching(/^select user_role, user_status from svc_login_open_session\(/),
+      expect.stringMatching(/^commit$/i),
+    ])
+  }
+
+  itPostgres('sends 10 statements for a portal login that replaces a session', async () => {
+    const tenant = await createTenant()
+    const user = await insertUserWithPassword(tenant)
+    const credentials = { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }
+    expect((await login(app, credentials)).response.statusCode).toBe(200)
+    let status = 0
+    const sent = await recorded(async () => {
+      status = (await login(app, credentials)).response.statusCode
+    })
+    expect(status).toBe(200)
+    expectLoginStatements(sent)
+    expect(await owner().selectFrom('sessions').select('sid').where('userId', '=', user.id).execute()).toHaveLength(1)
+  })
+
+  itPostgres('sends 10 statements for a root login through the owner directory', async () => {
+    const registered = await registerOwner(app)
+    let status = 0
+    const sent = await recorded(async () => {
+      status = (await login(app, { userLoginId: registered.loginId, password: registered.password })).response.statusCode
+    })
+    expect(status).toBe(200)
+    expectLoginStatements(sent)
+  })
+})
