@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { hitRateWindow } from '../db/repos/login-guards.js'
-import { AppError, type ErrorCode } from '../lib/errors.js'
+import { addressBudget, overBudget } from '../lib/auth/address-budget.js'
+import type { ErrorCode } from '../lib/errors.js'
 import { appendRouteHook } from '../lib/http/route-hooks.js'
 
 declare module 'fastify' {
@@ -22,13 +23,9 @@ export default fp(
       const code = route.config?.addressRateLimit
       if (!code) return
       appendRouteHook(route, 'onRequest', async (request: FastifyRequest) => {
-        const { hits, resetsAt } = await hitRateWindow(app.db, `auth:${request.ip}`)
-        if (hits > limit) {
-          const retryAfter = Math.max(1, Math.ceil((resetsAt.getTime() - Date.now()) / 1000))
-          throw new AppError(code, 'Too many requests from this address; try again later.', {
-            headers: { 'retry-after': String(retryAfter) },
-          })
-        }
+        const budget = addressBudget(request.ip, limit)
+        const { hits, resetsAt } = await hitRateWindow(app.db, budget.key)
+        if (hits > budget.limit) throw overBudget(code, resetsAt)
       })
     })
   },

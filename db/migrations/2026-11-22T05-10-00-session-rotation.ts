@@ -19,6 +19,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       new_refresh_jti uuid,
       new_refresh_expires_at timestamptz,
       refreshed_at timestamptz,
+      within_budget boolean,
       out outcome text,
       out reason text,
       out role text
@@ -28,6 +29,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       tenant_row record;
       session_row record;
     begin
+      -- The caller counted the request against its address budget in the same statement; beyond it nothing is
+      -- read or written.
+      if not within_budget then
+        outcome := 'OVER_BUDGET';
+        return;
+      end if;
+
       -- tenants has no RLS; an unknown or renamed tenant and an inactive one are told apart before any session
       -- lookup, as the error precedence requires.
       select t.slug, t.status into tenant_row from tenants t where t.id = claimed_tenant_id;
@@ -93,14 +101,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     end
     $$`.execute(db)
   await sql`
-    revoke all on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz)
+    revoke all on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz, boolean)
     from public`.execute(db)
   await sql`
-    grant execute on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz)
+    grant execute on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz, boolean)
     to svc_app`.execute(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`
-    drop function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz)`.execute(db)
+    drop function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz, boolean)`.execute(db)
 }

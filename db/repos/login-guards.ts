@@ -29,5 +29,8 @@ export async function hitRateWindow(db: Kysely<DB>, key: string): Promise<{ hits
     on conflict (key, window_start) do update set hits = w.hits + 1
     returning hits, window_start`.execute(db)
   const row = rows[0]!
-  return { hits: row.hits, resetsAt: new Date(row.windowStart.getTime() + 60_000) }
+  return { hits: row.hits, resetsAt: rateWindowEnd(row.windowStart) }
 }
+
+/** Windows are one minute long, starting on the minute. */
+export const rateWindowEnd = (windowStart: Date): Date => new Date(windowStart.getTime() + 60_000)

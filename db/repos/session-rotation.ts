@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { DB, RevocationReason, Role } from '../schema.js'
+import { rateWindowEnd } from './login-guards.js'
 
 export interface SessionRotation {
   /** What the verified refresh token claims; the database decides whether it still holds. */
@@ -15,19 +16,40 @@ export type RotationOutcome =
   | { outcome: 'SESSION_ENDED'; reason: RevocationReason | null }
   | { outcome: 'UNKNOWN_TENANT' | 'INACTIVE_TENANT' | 'REUSED' | 'INACTIVE_USER' }
 
+/** The address budget's count, taken in the same statement: over the limit, nothing else ran. */
+export interface BudgetHit {
+  hits: number
+  resetsAt: Date
+}
+
 /**
- * Checks the tenant, session and user and rotates the session's tokens in one statement (svc_rotate_session). The
+ * Counts the request against the address budget and, within it, checks the tenant, session and user and rotates
+ * the session's tokens (svc_rotate_session): one statement, one round trip. The function learns whether the count
+ * is within the budget and, beyond it, answers OVER_BUDGET without reading or writing anything. It is called in
+ * FROM: in the select list, `(f(...)).*` would run it once per output column. The
  * statement is its own transaction and binds the tenant itself, so this takes the root handle, not a request
- * transaction; a reuse revocation commits even though the caller then answers with an error. Called in FROM: in the
- * select list, `(f(...)).*` would run the function once per output column.
+ * transaction; a reuse revocation commits even though the caller then answers with an error.
  */
-export async function rotateSession(db: Kysely<DB>, { presented, next, now }: SessionRotation): Promise<RotationOutcome> {
-  const { rows } = await sql<RotationOutcome>`
-    select outcome, reason, role from svc_rotate_session(
+export async function rotateSessionWithinBudget(
+  db: Kysely<DB>,
+  budget: { key: string; limit: number },
+  { presented, next, now }: SessionRotation,
+): Promise<{ hit: BudgetHit; rotation: RotationOutcome | null }> {
+  const { rows } = await sql<{ hits: number; windowStart: Date; outcome: RotationOutcome['outcome'] | 'OVER_BUDGET'; reason: RevocationReason | null; role: Role | null }>`
+    with hit as (
+      insert into rate_limit_windows as w (key, window_start, hits)
+      values (${budget.key}, date_trunc('minute', now()), 1)
+      on conflict (key, window_start) do update set hits = w.hits + 1
+      returning hits, window_start
+    )
+    select hit.hits, hit.window_start, r.outcome, r.reason, r.role
+    from hit cross join lateral svc_rotate_session(
       ${presented.tenantId}::bigint, ${presented.tenantSlug}::text, ${presented.sid}::uuid,
       ${presented.userId}::bigint, ${presented.refreshJti}::uuid,
       ${next.accessJti}::uuid, ${next.accessExpiresAt}::timestamptz,
       ${next.refreshJti}::uuid, ${next.refreshExpiresAt}::timestamptz,
-      ${now}::timestamptz)`.execute(db)
-  return rows[0]!
+      ${now}::timestamptz, hit.hits <= ${budget.limit}) r`.execute(db)
+  const { hits, windowStart, ...rotation } = rows[0]!
+  const hit = { hits, resetsAt: rateWindowEnd(windowStart) }
+  return { hit, rotation: rotation.outcome === 'OVER_BUDGET' ? null : (rotation as RotationOutcome) }
 }

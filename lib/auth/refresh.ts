@@ -1,6 +1,8 @@
-import { rotateSession, type RotationOutcome } from '../../db/repos/session-rotation.js'
+import { hitRateWindow } from '../../db/repos/login-guards.js'
+import { rotateSessionWithinBudget, type RotationOutcome } from '../../db/repos/session-rotation.js'
 import type { RevocationReason } from '../../db/schema.js'
 import { AppError, type ErrorCode } from '../errors.js'
+import { overBudget, type AddressBudget } from './address-budget.js'
 import type { AuthDeps } from './deps.js'
 import { planTokenPair, signTokenPair, verifyToken, type TokenPair } from './tokens.js'
 
@@ -26,18 +28,37 @@ function codeForRefused(result: Exclude<RotationOutcome, { outcome: 'ROTATED' }>
   }
 }
 
+/** The refresh token's claims, or the error to answer once the request has been counted. */
+function verifiedClaims(deps: AuthDeps, refreshToken: string | undefined) {
+  if (!refreshToken) throw new AppError('AUTH_005')
+  return verifyToken(deps.jwt, refreshToken, 'refresh')
+}
+
 /**
  * Rotates both tokens of the session the refresh token belongs to, in one database statement: the new JTIs and
- * expiries are fixed first, stored by the statement that checks tenant, session and user, and signed only once it
- * answers ROTATED. The statement locks the session row, so of several refreshes with one token exactly one rotates;
- * the others present a JTI that is no longer current, which is reuse: the session is revoked (committed, not rolled
- * back with the error) and AUTH_016 answers.
+ * expiries are fixed first, stored by the statement that counts the address budget and checks tenant, session and
+ * user, and signed only once it answers ROTATED. The statement locks the session row, so of several refreshes with
+ * one token exactly one rotates; the others present a JTI that is no longer current, which is reuse: the session is
+ * revoked (committed, not rolled back with the error) and AUTH_016 answers.
+ *
+ * Every refresh counts against the address budget, first: one without a usable token in a statement of its own
+ * (over the budget it answers RATE_LIMITED, not its own error), a usable one inside the rotation statement.
  */
-export async function refreshSession(deps: AuthDeps, refreshToken: string | undefined): Promise<TokenPair> {
-  if (!refreshToken) throw new AppError('AUTH_005')
-  const claims = verifyToken(deps.jwt, refreshToken, 'refresh')
+export async function refreshSession(
+  deps: AuthDeps,
+  refreshToken: string | undefined,
+  budget: AddressBudget,
+): Promise<TokenPair> {
+  let claims: ReturnType<typeof verifiedClaims>
+  try {
+    claims = verifiedClaims(deps, refreshToken)
+  } catch (error) {
+    const { hits, resetsAt } = await hitRateWindow(deps.db, budget.key)
+    if (hits > budget.limit) throw overBudget('RATE_LIMITED', resetsAt)
+    throw error
+  }
   const planned = planTokenPair({ accessSeconds: deps.env.SVC_ACCESS_TTL, refreshSeconds: deps.env.SVC_REFRESH_TTL })
-  const result = await rotateSession(deps.db, {
+  const { hit, rotation } = await rotateSessionWithinBudget(deps.db, budget, {
     presented: {
       tenantId: claims.tenant_id,
       tenantSlug: claims.tenant_slug,
@@ -53,11 +74,12 @@ export async function refreshSession(deps: AuthDeps, refreshToken: string | unde
     },
     now: new Date(),
   })
-  if (result.outcome !== 'ROTATED') throw new AppError(codeForRefused(result))
+  if (!rotation) throw overBudget('RATE_LIMITED', hit.resetsAt)
+  if (rotation.outcome !== 'ROTATED') throw new AppError(codeForRefused(rotation))
   // Tenant, user and sid all matched the token's claims in the database; only the role is read from it.
   return signTokenPair(
     deps.jwt,
-    { userId: Number(claims.sub), tenantId: claims.tenant_id, tenantSlug: claims.tenant_slug, role: result.role, sid: claims.sid },
+    { userId: Number(claims.sub), tenantId: claims.tenant_id, tenantSlug: claims.tenant_slug, role: rotation.role, sid: claims.sid },
     planned,
   )
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { addressBudget } from '../../lib/auth/address-budget.js'
 import { REFRESH_COOKIE, setAuthCookies } from '../../lib/auth/cookies.js'
 import { refreshSession } from '../../lib/auth/refresh.js'
 import { RefreshResponseSchema } from './auth.schemas.js'
@@ -12,11 +13,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/refresh',
     {
-      config: { auth: false, addressRateLimit: 'RATE_LIMITED' },
+      // The address budget is counted inside the rotation statement (lib/auth/refresh.ts), not by the rate-limit hook.
+      config: { auth: false },
       schema: { tags: ['auth'], response: { 200: RefreshResponseSchema } },
     },
     async (request, reply) => {
-      const tokens = await refreshSession(app.authDeps, request.cookies[REFRESH_COOKIE])
+      const budget = addressBudget(request.ip, app.env.SVC_LOGIN_IP_PER_MINUTE)
+      const tokens = await refreshSession(app.authDeps, request.cookies[REFRESH_COOKIE], budget)
       setAuthCookies(reply, app.env, tokens)
       return { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL, user: null }
     },

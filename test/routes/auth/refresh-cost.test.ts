@@ -20,13 +20,20 @@ describe('POST /v1/refresh cost', () => {
   }
 
   // Counts the statements the pg driver sends; the embedded store has no pg driver to observe.
-  itPostgres('rotates in one statement after the address rate-limit hit: no transaction of its own', async () => {
+  itPostgres('counts the address budget and rotates in one statement: no transaction of its own', async () => {
     const first = await signedIn()
     const { result, statements } = await recordStatements(() => refresh(app.current, first.refreshToken))
     expect(result.response.statusCode).toBe(200)
-    expect(statements).toHaveLength(2)
+    expect(statements).toHaveLength(1)
     expect(statements[0]).toMatch(/insert into rate_limit_windows/)
-    expect(statements[1]).toMatch(/from svc_rotate_session\(/)
+    expect(statements[0]).toMatch(/lateral svc_rotate_session\(/)
+  })
+
+  itPostgres('counts a refresh without a usable token in one statement of its own', async () => {
+    const { result, statements } = await recordStatements(() => refresh(app.current, 'not-a-token'))
+    expectProblem(result.response, 401, 'AUTH_006')
+    expect(statements).toHaveLength(1)
+    expect(statements[0]).toMatch(/insert into rate_limit_windows/)
   })
 
   itPostgres('revokes a reused refresh token in that same one statement, and the revocation commits', async () => {
@@ -34,8 +41,8 @@ describe('POST /v1/refresh cost', () => {
     expect((await refresh(app.current, first.refreshToken)).response.statusCode).toBe(200)
     const { result, statements } = await recordStatements(() => refresh(app.current, first.refreshToken))
     expectProblem(result.response, 401, 'AUTH_016')
-    expect(statements).toHaveLength(2)
-    expect(statements[1]).toMatch(/from svc_rotate_session\(/)
+    expect(statements).toHaveLength(1)
+    expect(statements[0]).toMatch(/lateral svc_rotate_session\(/)
     const sid = decodeJwt(first.refreshToken).sid as string
     expect(await owner().selectFrom('sessions').select('sid').where('sid', '=', sid).executeTakeFirst()).toBeUndefined()
     const revocation = await owner().selectFrom('sessionRevocations').select('reason').where('sid', '=', sid).executeTakeFirst()
