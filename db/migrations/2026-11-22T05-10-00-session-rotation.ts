@@ -96,6 +96,11 @@ export async function up(db: Kysely<any>): Promise<void> {
             refresh_jti = new_refresh_jti, refresh_expires_at = new_refresh_expires_at,
             last_refreshed_at = refreshed_at
         where s.sid = session_row.sid;
+      -- A rotation commits without waiting for its WAL flush, which is most of a refresh's time. A crash can lose
+      -- the rotations of the last moment (at most 3 x wal_writer_delay): those clients' next refresh presents a
+      -- JTI the restored row does not hold, which ends the session as reuse, so the loss fails closed (sign in
+      -- again). Every other outcome, the reuse revocation above included, keeps the durable commit.
+      perform set_config('synchronous_commit', 'off', true);
       outcome := 'ROTATED';
       role := session_row.user_role;
     end

@@ -5,7 +5,6 @@ import * as sms from './2026-11-22T02-00-00-sms.js'
 import * as historySortIndexes from './2026-11-22T03-00-00-history-sort-indexes.js'
 import * as smsMessageCounts from './2026-11-22T04-00-00-sms-message-counts.js'
 import * as unloggedLoginGuards from './2026-11-22T04-10-00-unlogged-login-guards.js'
-import * as requestScope from './2026-11-22T05-00-00-request-scope.js'
 import * as sessionRotation from './2026-11-22T05-10-00-session-rotation.js'
 import * as loginStatements from './2026-11-22T05-20-00-login-statements.js'
 
@@ -20,7 +19,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T03-00-00-history-sort-indexes': historySortIndexes,
   '2026-11-22T04-00-00-sms-message-counts': smsMessageCounts,
   '2026-11-22T04-10-00-unlogged-login-guards': unloggedLoginGuards,
-  '2026-11-22T05-00-00-request-scope': requestScope,
   '2026-11-22T05-10-00-session-rotation': sessionRotation,
   '2026-11-22T05-20-00-login-statements': loginStatements,
 }
