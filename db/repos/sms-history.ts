@@ -103,6 +103,17 @@ function filtered<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, shape: Pag
 const unfiltered = (shape: PageShape) => !shape.byStatus && !shape.byRecipientType && !shape.bySearch
 
 /**
+ * Whether one index yields this page's rows in order for any tenant or sender: (tenant_id, created_at, id),
+ * (tenant_id, sender_id, created_at, id), (tenant_id, sent_at, id) and (tenant_id, status, id). Such a page's only
+ * sensible plan is that index scan, so its statement is prepared and may run from a generic plan. Any other shape
+ * is planned per execution, for the values it serves: a generic plan sees neither the tenant's size nor how
+ * selective a filter is, and could walk a whole tenant's rows to find one instructor's few.
+ */
+function servedByAnIndex(shape: PageShape): boolean {
+  return unfiltered(shape) && (!shape.bySender || shape.sort.field === 'createdAt')
+}
+
+/**
  * One page of history in one statement. List items never need the full text, so the content is cut in SQL (left()
  * counts characters, i.e. code points). The id breaks ties so pages never overlap or skip rows; sentAt puts unsent
  * messages last in both directions (DECISIONS section 6). Without filters, every row also carries the total from
@@ -148,8 +159,8 @@ function buildPage(db: Kysely<DB>, shape: PageShape, params: PageParams) {
     sort.field === 'sentAt'
       ? withTotal.orderBy('smsMessages.sentAt', (ob) => (sort.direction === 'asc' ? ob.asc() : ob.desc()).nullsLast())
       : withTotal.orderBy(`smsMessages.${sort.field}`, sort.direction)
-  // Planned for this tenant's size and this filter on every run (see the RLS note on filtered()).
-  return ordered.orderBy('smsMessages.id', sort.direction).offset(params.offset).limit(params.limit).modifyEnd(planPerExecution)
+  const page = ordered.orderBy('smsMessages.id', sort.direction).offset(params.offset).limit(params.limit)
+  return servedByAnIndex(shape) ? page : page.modifyEnd(planPerExecution)
 }
 
 // History is read far more often than anything is sent: each shape of the page query is compiled once.

@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import { beforeAll, expect, it } from 'vitest'
+import { PLANNED_PER_EXECUTION } from '../../db/statement-cache.js'
+import { owner } from '../fixtures.js'
+import { describePostgres, useTestApp } from '../helper.js'
+import { recordQueries, type RecordedQuery } from '../statement-recorder.js'
+import { academy, type Actor } from '../staff-fixtures.js'
+
+interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Index Name'?: string
+  Plans?: PlanNode[]
+}
+
+function nodesOf(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodesOf)]
+}
+
+const literal = (value: unknown) => (typeof value === 'number' ? String(value) : `'${String(value).replaceAll("'", "''")}'`)
+
+// The history pages whose statements are prepared run from a generic plan once PostgreSQL prefers it, a plan made
+// without the tenant's id. These tests make the worst case happen: many small tenants and one large one, so the
+// average tenant the generic plan assumes is small, and check that its plan still walks the index in order.
+describePostgres('history page plans', () => {
+  const app = useTestApp()
+  let large: Awaited<ReturnType<typeof academy>>
+
+  beforeAll(async () => {
+    large = await academy(app.current)
+    const staff = (who: Actor) => who.user.id
+    await sql`
+      insert into sms_messages (tenant_id, sender_id, recipient_type, recipient_count, title, content, message_type,
+        estimated_segments, unit_price, total_price, status, provider, next_attempt_at, sent_at, created_at, updated_at)
+      select ${large.tenant.id}, case when g % 50 = 0 then ${staff(large.instructor)}::bigint else ${staff(large.owner)}::bigint end,
+        'CUSTOM', 1, 'Notice ' || g, 'Hello {name}', 'SMS', 1, 20, 20,
+        (array['PENDING','SENT','FAILED','CANCELLED'])[1 + g % 4], 'mock', now() + interval '365 days',
+        case when g % 2 = 0 then now() - make_interval(secs => g) end, now() - make_interval(secs => g), now()
+      from generate_series(1, 5000) g`.execute(owner())
+    const slug = `plans-${randomUUID().slice(0, 8)}`
+    await sql`
+      with tenant as (
+        insert into tenants (slug, custom_id, name, updated_at)
+        select ${slug} || '-' || g, upper(substr(md5(${slug} || g), 1, 10)), 'Small ' || g, now() from generate_series(1, 200) g
+        returning id
+      ), sender as (
+        insert into users (tenant_id, user_login_id, password_hash, name, role, avatar_seed, updated_at)
+        select id, 'sender', 'x', 'Sender', 'MANAGER', 'seed', now() from tenant
+        returning id, tenant_id
+      )
+      insert into sms_messages (tenant_id, sender_id, recipient_type, recipient_count, title, content, message_type,
+        estimated_segments, unit_price, total_price, status, provider, next_attempt_at, created_at, updated_at)
+      select tenant_id, id, 'CUSTOM', 1, 'Small', 'Hello', 'SMS', 1, 20, 20, 'SENT', 'mock', now() + interval '365 days',
+        now() - make_interval(secs => n), now()
+      from sender cross join generate_series(1, 3) n`.execute(owner())
+    await sql`analyze sms_messages`.execute(owner())
+  })
+
+  /** The page statement GET /v1/sms/history sends for `query`, with its values. */
+  async function pageStatement(who: Actor, query: string): Promise<RecordedQuery> {
+    const { result, queries } = await recordQueries(() =>
+      app.current.inject({ method: 'GET', url: `/v1/sms/history${query}`, headers: who.headers }),
+    )
+    expect(result.statusCode).toBe(200)
+    const page = queries.filter((recorded) => /from "sms_messages"/.test(recorded.text) && / limit /.test(recorded.text))
+    expect(page).toHaveLength(1)
+    return page[0]!
+  }
+
+  /** The plan PostgreSQL uses for the statement when it plans without its values, as svc_app under RLS. */
+  async function genericPlan(who: Actor, statement: RecordedQuery): Promise<PlanNode[]> {
+    const name = `plan_check_${randomUUID().replaceAll('-', '')}`
+    return app.current.db.transaction().execute(async (trx) => {
+      await sql`select set_config('app.tenant_id', ${String(who.tenant.id)}, true)`.execute(trx)
+      await sql`set local plan_cache_mode = force_generic_plan`.execute(trx)
+      await sql.raw(`prepare ${name} as ${statement.text}`).execute(trx)
+      try {
+        const { rows } = await sql
+          .raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (format json) execute ${name}(${statement.values.map(literal).join(', ')})`)
+          .execute(trx)
+        return nodesOf(rows[0]!['QUERY PLAN'][0].Plan)
+      } finally {
+        await sql.raw(`deallocate ${name}`).execute(trx)
+      }
+    })
+  }
+
+  it.each([
+    ['owner', '', 'sms_messages_history'],
+    ['owner', '?sort=createdAt,asc', 'sms_messages_history'],
+    ['owner', '?sort=sentAt,desc', 'sms_messages_sent_desc'],
+    ['owner', '?sort=sentAt,asc', 'sms_messages_sent_asc'],
+    ['owner', '?sort=status,asc', 'sms_messages_status'],
+    ['owner', '?sort=status,desc&page=3', 'sms_messages_status'],
+    ['instructor', '', 'sms_messages_sender_history'],
+  ] as const)('prepares the %s page %j: its generic plan walks %s in order, no sort', async (role, query, index) => {
+    const who = large[role]
+    const statement = await pageStatement(who, query)
+    expect(statement.text.endsWith(PLANNED_PER_EXECUTION)).toBe(false)
+    const nodes = await genericPlan(who, statement)
+    expect(nodes.map((node) => node['Node Type'])).not.toContain('Sort')
+    expect(nodes.map((node) => node['Node Type'])).not.toContain('Incremental Sort')
+    const scans = nodes.filter((node) => node['Relation Name'] === 'sms_messages')
+    expect(scans).toEqual([expect.objectContaining({ 'Node Type': 'Index Scan', 'Index Name': index })])
+  })
+
+  it.each([
+    ['instructor', '?sort=sentAt,desc'],
+    ['instructor', '?sort=status,asc'],
+    ['owner', '?status=SENT'],
+    ['owner', '?q=notice'],
+    ['owner', '?recipientType=CUSTOM'],
+  ] as const)('plans the %s page %j for its values on every run', async (role, query) => {
+    const statement = await pageStatement(large[role], query)
+    expect(statement.text.endsWith(PLANNED_PER_EXECUTION)).toBe(true)
+  })
+})
