@@ -198,6 +198,8 @@ export interface ServiceOptions {
   jwtSecret: string
   env?: Record<string, string>
   name?: string
+  /** Extra Node options for this instance (diagnostics such as --heapsnapshot-signal). */
+  nodeOptions?: string[]
 }
 
 let profiles = 0
@@ -219,7 +221,7 @@ export async function profileOptions(name: string): Promise<string[]> {
 export async function startService(options: ServiceOptions): Promise<RunningProcess> {
   const build = await serviceBuild()
   const name = options.name ?? 'service'
-  const nodeOptions = await profileOptions(name)
+  const nodeOptions = [...(await profileOptions(name)), ...(options.nodeOptions ?? [])]
   return startProcess({
     name,
     script: join(build, 'server.js'),
