@@ -29,6 +29,8 @@ export const benchConfig = {
   /** Messages per dispatch run, and recipients per message. */
   dispatchMessages: number('BENCH_DISPATCH_MESSAGES', 1000),
   dispatchRecipients: number('BENCH_DISPATCH_RECIPIENTS', 100),
+  /** How long the fake provider holds each answer in the dispatch scenario's second part (milliseconds). */
+  providerLatencyMs: number('BENCH_PROVIDER_LATENCY_MS', 100),
   /** Messages in the large history tenant. */
   historyMessages: number('BENCH_HISTORY_MESSAGES', 100_000),
   /**

@@ -4,6 +4,10 @@
  * pointed at the fake, SVC_SMS_DISPATCHER=on, production batch size and cron). recipients/s is measured from the
  * first claim seen to the last message DISPATCHED, by polling the database.
  * Targets: >= 2,000 recipients/s; two instances >= 1.6 x one.
+ *
+ * Then the same with the fake holding each answer BENCH_PROVIDER_LATENCY_MS (100), as the live provider across the
+ * internet does (context rows): against the loopback fake one instance already keeps most of this machine busy, so
+ * a second one has little to add; with a provider that is the limit, the rows show what a second instance adds.
  */
 import type { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
@@ -23,10 +27,10 @@ const API_SECRET = 'bench-secret-0123456789abcdef0123456789'
 const POLL_MS = 20
 const RUN_TIMEOUT_MS = 180_000
 
-async function startFake(): Promise<{ url: string; child: ChildProcess }> {
+async function startFake(latencyMs: number): Promise<{ url: string; child: ChildProcess }> {
   const child = spawnTracked(process.execPath, ['--import', TSX_IMPORT, join(REPO_ROOT, 'bench', 'lib', 'fake-provider.ts')], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', FAKE_API_KEY: API_KEY, FAKE_API_SECRET: API_SECRET },
+    env: { PATH: process.env.PATH ?? '', FAKE_API_KEY: API_KEY, FAKE_API_SECRET: API_SECRET, FAKE_LATENCY_MS: String(latencyMs) },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const url = await new Promise<string>((resolve, reject) => {
@@ -85,8 +89,20 @@ async function dispatchOnce(database: BenchDatabase, instances: RunningProcess[]
   }
 }
 
-async function measureInstances(ctx: BenchContext, database: BenchDatabase, count: number): Promise<{ rate: number; cpu: string }> {
-  const fake = await startFake()
+interface Provider {
+  /** How long the fake holds each answer. */
+  latencyMs: number
+  /** Messages per measured run. */
+  messages: number
+}
+
+async function measureInstances(
+  ctx: BenchContext,
+  database: BenchDatabase,
+  count: number,
+  provider: Provider,
+): Promise<{ rate: number; cpu: string }> {
+  const fake = await startFake(provider.latencyMs)
   const instances: RunningProcess[] = []
   try {
     for (let i = 0; i < count; i++) {
@@ -106,13 +122,13 @@ async function measureInstances(ctx: BenchContext, database: BenchDatabase, coun
         }),
       )
     }
-    const label = `dispatch, ${count} instance${count > 1 ? 's' : ''}`
-    const warm = await dispatchOnce(database, instances, fake.child, Math.max(10, Math.round(benchConfig.dispatchMessages / 4)))
+    const label = `dispatch, ${count} instance${count > 1 ? 's' : ''}${provider.latencyMs > 0 ? `, provider ${provider.latencyMs} ms` : ''}`
+    const warm = await dispatchOnce(database, instances, fake.child, Math.max(10, Math.round(provider.messages / 4)))
     log(`  ${label}: warm-up ${warm.recipientsPerSecond.toFixed(0)} recipients/s (${warm.recipients} in ${warm.seconds.toFixed(2)} s)`)
     const runs: DispatchRun[] = []
     for (let i = 0; i < benchConfig.runs; i++) {
       for (let attempt = 1; ; attempt++) {
-        const run = await dispatchOnce(database, instances, fake.child, benchConfig.dispatchMessages)
+        const run = await dispatchOnce(database, instances, fake.child, provider.messages)
         log(`  ${label}: run ${i + 1}/${benchConfig.runs} ${run.recipientsPerSecond.toFixed(0)} recipients/s (${run.recipients} in ${run.seconds.toFixed(2)} s)\n      ${run.cpu}`)
         if (!run.noise || attempt > NOISY_RUN_RETRIES) {
           runs.push(run)
@@ -136,8 +152,9 @@ async function measureInstances(ctx: BenchContext, database: BenchDatabase, coun
 export async function dispatch(ctx: BenchContext): Promise<void> {
   heading('dispatch into the loopback fake provider')
   const database = await ctx.database()
-  const one = await measureInstances(ctx, database, 1)
-  const two = await measureInstances(ctx, database, 2)
+  const loopback: Provider = { latencyMs: 0, messages: benchConfig.dispatchMessages }
+  const one = await measureInstances(ctx, database, 1, loopback)
+  const two = await measureInstances(ctx, database, 2, loopback)
   const size = `${benchConfig.dispatchMessages} msgs x ${benchConfig.dispatchRecipients} recipients`
   ctx.addRow({
     scenario: `dispatch, 1 instance (${size})`,
@@ -157,6 +174,31 @@ export async function dispatch(ctx: BenchContext): Promise<void> {
     target: '>= 1.6 x one instance',
     met: two.rate / one.rate >= 1.6,
     notes: two.cpu,
+  })
+
+  // A run of about ten seconds at four calls in flight per instance.
+  const remote: Provider = { latencyMs: benchConfig.providerLatencyMs, messages: Math.max(40, Math.round(40_000 / benchConfig.dispatchRecipients)) }
+  const remoteOne = await measureInstances(ctx, database, 1, remote)
+  const remoteTwo = await measureInstances(ctx, database, 2, remote)
+  const remoteSize = `${remote.messages} msgs x ${benchConfig.dispatchRecipients} recipients, provider answers in ${remote.latencyMs} ms`
+  ctx.addRow({
+    scenario: `dispatch, 1 instance (${remoteSize})`,
+    value: remoteOne.rate,
+    unit: 'recipients/s',
+    target: '(context)',
+    met: null,
+    notes: remoteOne.cpu,
+  })
+  ctx.addRow({
+    scenario: `dispatch, 2 instances (${remoteSize})`,
+    value: remoteTwo.rate,
+    unit: 'recipients/s',
+    baseline: 'dispatch, 1 instance, same provider',
+    baselineValue: remoteOne.rate,
+    ratio: remoteTwo.rate / remoteOne.rate,
+    target: '(context: scaling when the provider is the limit)',
+    met: null,
+    notes: remoteTwo.cpu,
   })
 }
 
