@@ -20,31 +20,6 @@ export interface HistorySort {
   direction: 'asc' | 'desc'
 }
 
-/** One history item as the API shows it, minus `recipients` (history never lists them). */
-export interface HistoryItem {
-  id: number
-  senderId: number
-  senderNumber: string | null
-  recipientType: string
-  recipientCount: number
-  title: string
-  recipientGroupId: number | null
-  content: string
-  templateId: number | null
-  scheduledAt: string | null
-  cancelledAt: string | null
-  sentAt: string | null
-  messageType: 'SMS' | 'LMS'
-  estimatedSegments: number
-  unitPrice: number
-  totalPrice: number
-  status: SmsStatus
-  successCount: number
-  failCount: number
-  createdAt: string
-  updatedAt: string
-}
-
 /** The values of one page query; which of them the SQL uses depends on the query's shape. */
 interface PageParams {
   tenantId: number
@@ -73,11 +48,42 @@ function likePattern(term: string): string {
 
 /**
  * ISO 8601 in UTC with milliseconds, as `Date.prototype.toISOString` writes it (both truncate the microseconds).
- * Formatting in SQL spares Node parsing five timestamps per row into Dates only to print them again.
+ * `column` is a fixed column name of sms_messages, never input.
  */
-function isoText(column: 'scheduledAt' | 'cancelledAt' | 'sentAt' | 'createdAt' | 'updatedAt') {
-  return sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as(column)
-}
+const isoText = (column: string) =>
+  `to_char(sms_messages.${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/**
+ * One history item exactly as the API answers it (MessageResponseSchema, in its order, `recipients` always empty):
+ * each alias is a JSON key, so `row_to_json(item)` is the item's JSON text. PostgreSQL writes it in C, and Node
+ * passes 20 short strings through instead of parsing 20 x 21 columns, mapping them to camelCase, copying the objects
+ * and serialising them again: most of a page's CPU in the service. Raw SQL because the CamelCasePlugin would rename
+ * the aliases. The content is cut in SQL (left() counts characters, i.e. code points): list items never show it all.
+ */
+const itemProjection = (previewLength: number) =>
+  sql`(select
+      sms_messages.id,
+      sms_messages.sender_id as "senderId",
+      sms_messages.sender_number as "senderNumber",
+      sms_messages.recipient_type as "recipientType",
+      '[]'::json as recipients,
+      sms_messages.recipient_count as "recipientCount",
+      sms_messages.title,
+      sms_messages.recipient_group_id as "recipientGroupId",
+      left(sms_messages.content, ${previewLength}) as content,
+      sms_messages.template_id as "templateId",
+      ${sql.raw(isoText('scheduled_at'))} as "scheduledAt",
+      ${sql.raw(isoText('cancelled_at'))} as "cancelledAt",
+      ${sql.raw(isoText('sent_at'))} as "sentAt",
+      sms_messages.message_type as "messageType",
+      sms_messages.estimated_segments as "estimatedSegments",
+      sms_messages.unit_price as "unitPrice",
+      sms_messages.total_price as "totalPrice",
+      sms_messages.status,
+      sms_messages.success_count as "successCount",
+      sms_messages.fail_count as "failCount",
+      ${sql.raw(isoText('created_at'))} as "createdAt",
+      ${sql.raw(isoText('updated_at'))} as "updatedAt")`.as('item')
 
 /**
  * RLS already limits rows to the tenant, but through an InitPlan whose value the planner cannot see: it would
@@ -85,15 +91,16 @@ function isoText(column: 'scheduledAt' | 'cancelledAt' | 'sentAt' | 'createdAt' 
  * as a parameter lets it plan for this tenant's actual size.
  */
 function filtered<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, shape: PageShape, params: PageParams) {
-  let result = query.where('tenantId', '=', params.tenantId)
-  if (shape.bySender) result = result.where('senderId', '=', params.senderId!)
-  if (shape.byStatus) result = result.where('status', '=', params.status!)
-  if (shape.byRecipientType) result = result.where('recipientType', '=', params.recipientType!)
+  // Qualified: the page's item projection has columns of the same names (title, content, status).
+  let result = query.where('smsMessages.tenantId', '=', params.tenantId)
+  if (shape.bySender) result = result.where('smsMessages.senderId', '=', params.senderId!)
+  if (shape.byStatus) result = result.where('smsMessages.status', '=', params.status!)
+  if (shape.byRecipientType) result = result.where('smsMessages.recipientType', '=', params.recipientType!)
   if (shape.bySearch) {
     result = result.where((eb) =>
       eb.or([
-        eb(sql`title`, 'ilike', sql`${params.pattern} escape '\\'`),
-        eb(sql`content`, 'ilike', sql`${params.pattern} escape '\\'`),
+        eb(sql`sms_messages.title`, 'ilike', sql`${params.pattern} escape '\\'`),
+        eb(sql`sms_messages.content`, 'ilike', sql`${params.pattern} escape '\\'`),
       ]),
     )
   }
@@ -114,36 +121,16 @@ function servedByAnIndex(shape: PageShape): boolean {
 }
 
 /**
- * One page of history in one statement. List items never need the full text, so the content is cut in SQL (left()
- * counts characters, i.e. code points). The id breaks ties so pages never overlap or skip rows; sentAt puts unsent
+ * One page of history in one statement, each row one item's JSON text (the lateral projection is flattened into
+ * the index scan: same plan, no sort). The id breaks ties so pages never overlap or skip rows; sentAt puts unsent
  * messages last in both directions (DECISIONS section 6). Without filters, every row also carries the total from
  * the trigger-kept per-sender counters, so the common page needs no second query.
  */
 function buildPage(db: Kysely<DB>, shape: PageShape, params: PageParams) {
   const { sort } = shape
-  let query = filtered(db.selectFrom('smsMessages'), shape, params).select([
-    'id',
-    'senderId',
-    'senderNumber',
-    'recipientType',
-    'recipientCount',
-    'title',
-    'recipientGroupId',
-    sql<string>`left(content, ${params.previewLength})`.as('content'),
-    'templateId',
-    isoText('scheduledAt'),
-    isoText('cancelledAt'),
-    isoText('sentAt'),
-    'messageType',
-    'estimatedSegments',
-    'unitPrice',
-    'totalPrice',
-    'status',
-    'successCount',
-    'failCount',
-    isoText('createdAt'),
-    isoText('updatedAt'),
-  ])
+  const query = filtered(db.selectFrom('smsMessages'), shape, params)
+    .crossJoinLateral(itemProjection(params.previewLength))
+    .select(sql<string>`row_to_json(item)::text`.as('json'))
   const withTotal = unfiltered(shape)
     ? query.select((eb) => {
         let counts = eb
@@ -196,14 +183,17 @@ async function countMessages(trx: TenantTx, shape: PageShape, params: PageParams
   return Number(row.total)
 }
 
-/** A page of history and the number of messages the filter matches. */
+/**
+ * A page of history as the JSON text of its `items` array, and the number of messages the filter matches. Every
+ * item already has the response's shape (see itemProjection), so the route sends the text as it is.
+ */
 export async function listHistoryPage(
   trx: TenantTx,
   filter: HistoryFilter,
   sort: HistorySort,
   page: { offset: number; limit: number },
   previewLength: number,
-): Promise<{ items: HistoryItem[]; total: number }> {
+): Promise<{ itemsJson: string; total: number }> {
   const shape: PageShape = {
     sort,
     bySender: filter.senderId !== undefined,
@@ -222,8 +212,8 @@ export async function listHistoryPage(
     limit: page.limit,
   }
   const rows = await pageQuery(shape)(trx, params)
-  const items = rows.map(({ total: _total, ...item }) => item)
+  const itemsJson = `[${rows.map((row) => row.json).join(',')}]`
   // The total rides on the rows of an unfiltered page; a filtered page, or one past the end, counts on its own.
   const total = rows[0]?.total ?? (await countMessages(trx, shape, params))
-  return { items, total }
+  return { itemsJson, total }
 }

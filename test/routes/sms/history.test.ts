@@ -100,6 +100,44 @@ describe('SMS history', () => {
       for (const field of ['createdAt', 'scheduledAt', 'sentAt', 'cancelledAt', 'updatedAt']) expect(item[field]).toBe(full[field])
     })
 
+    // The page's items are JSON text written by PostgreSQL, the detail view's by the response schema's serialiser:
+    // for the same row they must agree on every key and value, whatever the text holds and whichever column is null.
+    it('writes each item as the response schema writes the message: every column, escapes, nulls and numbers', async () => {
+      const { owner } = await academy(app.current)
+      const awkward = `quote " backslash \\ tab \t newline \n bell \u0007 separator \u2028 tag </script> 가나 😀 {name}`
+      const plain = await insertMessageRow(owner, { createdAt: at(1), title: 'plain', content: 'hello {name}' })
+      const full = await insertMessageRow(owner, { createdAt: at(2), title: awkward.slice(0, 60), content: awkward.repeat(3) })
+      await ownerDb()
+        .updateTable('smsMessages')
+        .set({
+          senderNumber: '0212345678',
+          recipientGroupId: 77,
+          templateId: 88,
+          scheduledAt: new Date('2026-02-03T04:05:06.789Z'),
+          cancelledAt: new Date('2026-02-03T05:00:00.000Z'),
+          sentAt: new Date('2026-02-03T06:00:00.001Z'),
+          messageType: 'LMS',
+          estimatedSegments: 3,
+          unitPrice: 50,
+          totalPrice: 150,
+          status: 'PARTIAL',
+          successCount: 2,
+          failCount: 1,
+        })
+        .where('id', '=', full)
+        .execute()
+      const response = await history(owner)
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
+      const items = response.json().items as Record<string, unknown>[]
+      expect(items.map((item) => item.id)).toEqual([full, plain])
+      for (const item of items) {
+        const stored = (await detail(owner, item.id as number)).json()
+        const preview = [...(stored.content as string)].slice(0, 80).join('')
+        expect(item).toEqual({ ...stored, recipients: [], content: preview })
+      }
+      expect(items[0]).toMatchObject({ senderNumber: '0212345678', recipientGroupId: 77, templateId: 88, messageType: 'LMS' })
+    })
+
     // Counts the statements the pg driver sends; the embedded store has no pg driver to observe.
     itPostgres('reads an unfiltered page and its total in one statement; a filtered one counts separately', async () => {
       const { owner } = await academy(app.current)
