@@ -38,10 +38,10 @@ export function createPool(connectionString: string, max: number): pg.Pool {
   pool.on('error', (error) => {
     process.emitWarning(`idle PostgreSQL connection closed: ${error.message}`, { code: 'SVC_DB_IDLE_ERROR' })
   })
-  // A transaction that ended without sending a statement never reached the server: its held begin must not
-  // open a transaction for the connection's next user.
+  // A transaction that ended without sending a statement never reached the server: its held statements must
+  // not open a transaction for the connection's next user.
   pool.on('release', (_error, client) => {
-    if (client instanceof ServiceClient) client.dropHeldBegin()
+    if (client instanceof ServiceClient) client.dropHeldStatements()
   })
   return pool
 }

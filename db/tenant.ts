@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { AppError } from '../lib/errors.js'
 import { precompiled } from './precompiled.js'
+import { SENT_WITH_NEXT } from './statement-cache.js'
 import type { DB } from './schema.js'
 
 declare const tenantScoped: unique symbol
@@ -25,25 +26,26 @@ export async function setTenant(trx: Transaction<DB>, tenantId: number): Promise
   return trx as TenantTx
 }
 
-// Every authenticated request sends this first: compiled once (db/precompiled.ts).
+// Every authenticated request sends this first: compiled once (db/precompiled.ts), held back by the pg client and
+// written together with the request's next statement (SENT_WITH_NEXT).
 const requestScope = precompiled((_db, params: { tenantId: string; jti: string | null }) =>
-  sql<{ revoked: boolean }>`
+  sql`
     select set_config('app.tenant_id', ${params.tenantId}, true) as tenant,
-           exists (select 1 from revoked_access_tokens where jti = ${params.jti}::uuid) as revoked`,
+           case when exists (select 1 from revoked_access_tokens where jti = ${params.jti}::uuid)
+                then svc_refuse_revoked_access_token() end as refused ${sql.raw(SENT_WITH_NEXT)}`,
 )
 
 /**
- * A request transaction's first statement: binds the tenant and, in the same round trip, checks the caller's
- * access token against the revocation list (a table without tenant data, so RLS does not affect the check).
+ * A request transaction's first statement: binds the tenant and checks the caller's access token against the
+ * revocation list (a table without tenant data, so RLS does not affect the check). A revoked token makes the
+ * statement raise (SQLSTATE SV004, see lib/db-errors.ts), which aborts the transaction before any later statement
+ * of it runs. On PostgreSQL the error arrives with the transaction's next statement, or its commit or rollback
+ * when it sends none; the embedded store raises it here.
  */
-export async function openRequestScope(
-  trx: Transaction<DB>,
-  tenantId: number,
-  accessJti: string | null,
-): Promise<{ tenantTrx: TenantTx; revoked: boolean }> {
+export async function openRequestScope(trx: Transaction<DB>, tenantId: number, accessJti: string | null): Promise<TenantTx> {
   if (!isTenantId(tenantId)) throw new AppError('INTERNAL_ERROR', 'missing or invalid tenant context')
-  const [row] = await requestScope(trx, { tenantId: String(tenantId), jti: accessJti })
-  return { tenantTrx: trx as TenantTx, revoked: row?.revoked === true }
+  await requestScope(trx, { tenantId: String(tenantId), jti: accessJti })
+  return trx as TenantTx
 }
 
 /** Runs `fn` in one transaction bound to `tenantId`; for work outside HTTP requests (scripts, dispatch). */

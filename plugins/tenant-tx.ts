@@ -3,7 +3,9 @@ import fp from 'fastify-plugin'
 import type { ControlledTransaction } from 'kysely'
 import type { DB } from '../db/schema.js'
 import { openRequestScope, type TenantTx } from '../db/tenant.js'
+import { isRevokedAccessToken } from '../lib/db-errors.js'
 import { AppError } from '../lib/errors.js'
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../lib/http/problem.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -61,19 +63,23 @@ export default fp(
       const open = take(request)
       if (!open) return
       await open.trx.rollback().execute().catch((error: unknown) => {
-        request.log.error({ err: error }, 'rollback failed')
+        // A revoked token found only now (the handler sent nothing): the transaction is over all the same.
+        if (!isRevokedAccessToken(error)) request.log.error({ err: error }, 'rollback failed')
       })
     }
 
-    // preHandler: after validation, so malformed requests never take a connection.
+    // preHandler: after validation, so malformed requests never take a connection. On PostgreSQL the scope
+    // statement (tenant GUC and revocation check) leaves in one write with the handler's first statement; a revoked
+    // token aborts the transaction before that statement runs, and that statement, or the commit when the handler
+    // sent none, fails with AUTH_004. So the database is the handler's only effect before that answer arrives:
+    // work outside it (events, dispatch kicks) goes through afterCommit, which never runs for a revoked token.
     app.addHook('preHandler', async (request) => {
       if (request.routeOptions.config.tenant !== true) return
       const tenantId = request.tenantId
       if (tenantId === null) throw new AppError('INTERNAL_ERROR', 'route needs a tenant context but none was set')
       const trx = await app.db.startTransaction().execute()
       try {
-        const { tenantTrx, revoked } = await openRequestScope(trx, tenantId, request.accessJti)
-        if (revoked) throw new AppError('AUTH_004')
+        const tenantTrx = await openRequestScope(trx, tenantId, request.accessJti)
         ;(request as WithTransaction)[kTransaction] = { trx, tenantTrx, afterCommit: [] }
       } catch (error) {
         await trx.rollback().execute().catch(() => undefined)
@@ -89,10 +95,24 @@ export default fp(
       // A client that hung up never learns the outcome; rolling back lets it retry (idempotently) as if nothing ran.
       const clientGone = reply.raw.destroyed || request.raw.socket?.destroyed === true
       if (reply.statusCode >= 400 || clientGone) {
-        await open.trx.rollback().execute()
+        try {
+          await open.trx.rollback().execute()
+        } catch (error) {
+          if (!isRevokedAccessToken(error)) throw error
+          // The handler failed before sending a statement, so the revocation check travelled with this rollback.
+          // A revoked token learns nothing else; this is an error reply already, so it is rewritten here.
+          reply.code(401).type(PROBLEM_CONTENT_TYPE)
+          return JSON.stringify(problemBody(new AppError('AUTH_004')))
+        }
         return payload
       }
-      await open.trx.commit().execute()
+      try {
+        await open.trx.commit().execute()
+      } catch (error) {
+        // Kysely keeps the connection of a failed commit until a rollback releases it.
+        await open.trx.rollback().execute().catch(() => undefined)
+        throw error
+      }
       for (const fn of open.afterCommit) {
         // After-commit work (events, dispatch kicks) never delays or fails the response.
         void Promise.resolve()

@@ -7,6 +7,7 @@ import * as smsMessageCounts from './2026-11-22T04-00-00-sms-message-counts.js'
 import * as unloggedLoginGuards from './2026-11-22T04-10-00-unlogged-login-guards.js'
 import * as sessionRotation from './2026-11-22T05-10-00-session-rotation.js'
 import * as loginStatements from './2026-11-22T05-20-00-login-statements.js'
+import * as revokedTokenRefusal from './2026-11-23T00-00-00-revoked-token-refusal.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T04-10-00-unlogged-login-guards': unloggedLoginGuards,
   '2026-11-22T05-10-00-session-rotation': sessionRotation,
   '2026-11-22T05-20-00-login-statements': loginStatements,
+  '2026-11-23T00-00-00-revoked-token-refusal': revokedTokenRefusal,
 }

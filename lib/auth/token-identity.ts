@@ -2,6 +2,7 @@ import type { JWT } from '@fastify/jwt'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/schema.js'
 import { openRequestScope, type TenantTx } from '../../db/tenant.js'
+import { isRevokedAccessToken } from '../db-errors.js'
 import { AppError } from '../errors.js'
 import type { TokenIdentity, UserInfo } from './contract.js'
 import { findCurrentUser } from './current-user.js'
@@ -31,11 +32,11 @@ async function withAccessToken<T>(
     jti: claims.jti,
     expiresAt: new Date(claims.exp * 1000),
   }
-  return deps.db.transaction().execute(async (trx) => {
-    const { tenantTrx, revoked } = await openRequestScope(trx, identity.tenantId, identity.jti)
-    if (revoked) throw new AppError('AUTH_004')
-    return fn(tenantTrx, identity)
-  })
+  try {
+    return await deps.db.transaction().execute(async (trx) => fn(await openRequestScope(trx, identity.tenantId, identity.jti), identity))
+  } catch (error) {
+    throw isRevokedAccessToken(error) ? new AppError('AUTH_004') : error
+  }
 }
 
 export function validateToken(deps: TokenDeps, token: string): Promise<TokenIdentity> {

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply } from 'fastify'
+import { isRevokedAccessToken } from '../db-errors.js'
 import { AppError, problemType, type ErrorCode, type FieldError } from '../errors.js'
 import type { Problem } from './problem-schema.js'
 
@@ -47,6 +48,8 @@ export function toAppError(error: FastifyError): AppError {
     const summary = errors.map((entry) => `${entry.field} ${entry.message}`).join('; ')
     return new AppError('VALIDATION_FAILED', summary, { errors })
   }
+  // The request scope refused a revoked access token (db/tenant.ts); the transaction never ran a statement.
+  if (isRevokedAccessToken(error)) return new AppError('AUTH_004')
   // SQLSTATE class 22 (data exception: a NUL byte, a value too long for its column, a number out of range) is
   // bad input the schemas let through; the transaction has rolled back, so the client gets a 400, not a 500.
   if (isPostgresDataException(error)) return new AppError('VALIDATION_FAILED', 'A value in the request is not acceptable.')
@@ -58,8 +61,10 @@ export function toAppError(error: FastifyError): AppError {
   return new AppError(code, detail)
 }
 
-export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
-  const body: Problem = {
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
+
+export function problemBody(error: AppError): Problem {
+  return {
     type: problemType(error.code),
     title: error.title,
     status: error.status,
@@ -67,6 +72,9 @@ export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply 
     code: error.code,
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
   }
+}
+
+export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.extra.headers) reply.headers(error.extra.headers)
-  return reply.code(error.status).type('application/problem+json; charset=utf-8').send(body)
+  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(problemBody(error))
 }

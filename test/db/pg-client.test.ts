@@ -2,7 +2,7 @@ import net from 'node:net'
 import type pg from 'pg'
 import { afterAll, beforeAll, expect, inject, vi } from 'vitest'
 import { createPool } from '../../db/database.js'
-import { MAX_PREPARED_PER_CONNECTION, PLANNED_PER_EXECUTION } from '../../db/statement-cache.js'
+import { MAX_PREPARED_PER_CONNECTION, PLANNED_PER_EXECUTION, SENT_WITH_NEXT } from '../../db/statement-cache.js'
 import { describePostgres, itPostgres } from '../helper.js'
 
 // The pg driver's own behaviour; the embedded store has no pg driver.
@@ -73,8 +73,93 @@ describePostgres('the service pg client', () => {
     }
   })
 
-  itPostgres('prepares a statement once per connection, and stops naming new texts at its maximum', async () => {
+  const failingWithNext = `select 1 / $1::int as held ${SENT_WITH_NEXT}`
+  const writesTo = () => [vi.spyOn(net.Socket.prototype, '_writev'), vi.spyOn(net.Socket.prototype, '_write')]
+  const count = (spies: ReturnType<typeof writesTo>) => spies.reduce((sum, spy) => sum + spy.mock.calls.length, 0)
+
+  itPostgres('holds a statement marked SENT_WITH_NEXT and writes it with begin and the next statement at once', async () => {
     const client = await pool.connect()
+    try {
+      await client.query('create temporary table held_scope_probe (n int)', [])
+      const writes = writesTo()
+      await client.query('begin', [])
+      await client.query(`insert into held_scope_probe values ($1) ${SENT_WITH_NEXT}`, [7])
+      expect(count(writes)).toBe(0)
+      expect((await client.query('select n from held_scope_probe', [])).rows).toEqual([{ n: 7 }])
+      expect(count(writes)).toBe(1)
+      await client.query('commit', [])
+      expect(inTransaction(client)).toBe('I')
+    } finally {
+      vi.restoreAllMocks()
+      client.release()
+    }
+  })
+
+  itPostgres('answers the next statement and the commit with a held statement’s error: never a silent rollback', async () => {
+    const client = await pool.connect()
+    try {
+      await client.query('begin', [])
+      await client.query(failingWithNext, [0])
+      // The server answers this one "current transaction is aborted"; the cause is the held statement.
+      await expect(client.query('select $1::int as next', [1])).rejects.toThrow(/division by zero/)
+      await expect(client.query('select $1::int as later', [2])).rejects.toThrow(/division by zero/)
+      await expect(client.query('commit', [])).rejects.toThrow(/division by zero/)
+      expect(inTransaction(client)).toBe('I')
+      expect((await client.query('select $1::int as after', [3])).rows).toEqual([{ after: 3 }])
+    } finally {
+      client.release()
+    }
+  })
+
+  itPostgres('reports a held statement’s error on the commit when the transaction sent nothing else', async () => {
+    const client = await pool.connect()
+    try {
+      await client.query('begin', [])
+      await client.query(failingWithNext, [0])
+      await expect(client.query('commit', [])).rejects.toThrow(/division by zero/)
+      expect(inTransaction(client)).toBe('I')
+    } finally {
+      client.release()
+    }
+  })
+
+  itPostgres('ends the transaction with a plain rollback once the held error was reported, and with it otherwise', async () => {
+    const client = await pool.connect()
+    try {
+      await client.query('begin', [])
+      await client.query(failingWithNext, [0])
+      await expect(client.query('select $1::int', [1])).rejects.toThrow(/division by zero/)
+      await expect(client.query('rollback', [])).resolves.toMatchObject({ command: 'ROLLBACK' })
+      expect(inTransaction(client)).toBe('I')
+      // Nothing else was sent: the rollback itself carries the held statement and reports its error.
+      await client.query('begin', [])
+      await client.query(failingWithNext, [0])
+      await expect(client.query('rollback', [])).rejects.toThrow(/division by zero/)
+      expect(inTransaction(client)).toBe('I')
+    } finally {
+      client.release()
+    }
+  })
+
+  itPostgres('drops held statements when the connection goes back to the pool', async () => {
+    const first = await pool.connect()
+    await first.query('begin', [])
+    await first.query(failingWithNext, [0])
+    first.release()
+    const second = await pool.connect()
+    try {
+      expect(second).toBe(first)
+      expect((await second.query('select $1::int as fresh', [1])).rows).toEqual([{ fresh: 1 }])
+      expect(inTransaction(second)).toBe('I')
+    } finally {
+      second.release()
+    }
+  })
+
+  itPostgres('prepares a statement once per connection, and stops naming new texts at its maximum', async () => {
+    // A connection of its own: statements the other tests named count towards the maximum too.
+    const own = createPool(inject('databaseUrl'), 1)
+    const client = await own.connect()
     try {
       const probe = (n: number) => client.query(`select $1::int + ${n} as value`, [1])
       for (let n = 0; n < MAX_PREPARED_PER_CONNECTION + 5; n++) await probe(n)
@@ -85,6 +170,7 @@ describePostgres('the service pg client', () => {
       expect((await probe(1)).rows).toEqual([{ value: 2 }])
     } finally {
       client.release()
+      await own.end()
     }
   })
 

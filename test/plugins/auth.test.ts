@@ -2,10 +2,12 @@ import { Type } from '@sinclair/typebox'
 import { createHmac } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
+import net from 'node:net'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Role } from '../../db/schema.js'
 import { AUTH_SKIP_PREFIXES, isAuthSkipped } from '../../lib/auth/skip-paths.js'
+import { AppError } from '../../lib/errors.js'
 import { STAFF_ROLES } from '../../plugins/auth.js'
 import { decodeJwt, expectProblem, insertUserWithPassword, login, signJwt, type AuthResult } from '../auth-fixtures.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
@@ -81,9 +83,18 @@ describe('auth plugin', () => {
         const rows = await request.db.selectFrom('users').select('tenantId').distinct().execute()
         return { tenantIds: rows.map((row) => row.tenantId) }
       })
-      test.get('/test/statements', async () => {
+      test.get('/test/statements', async (request) => {
         seenByHandler = [...statements]
+        await sql`select ${1}::int as probe`.execute(request.db)
         return { ok: true }
+      })
+      test.post('/test/rename', async (request) => {
+        await request.db.updateTable('users').set({ name: 'renamed by a revoked token' }).where('id', '=', request.identity!.userId).execute()
+        return { ok: true }
+      })
+      test.get('/test/no-statement', async () => ({ ok: true }))
+      test.get('/test/fails-first', async () => {
+        throw new AppError('NOT_FOUND')
       })
     })
   })
@@ -315,7 +326,8 @@ describe('auth plugin', () => {
 
   describe('cost of the token check', () => {
     // Counts the statements the pg driver sends; the embedded store has no pg driver to observe.
-    itPostgres('checks the revocation list in the statement that binds the tenant: one statement after begin', async () => {
+    // Counts what the pg driver sends and the socket writes it takes; the embedded store has no pg driver to observe.
+    itPostgres('binds the tenant and checks the revocation list in the same write as the handler’s first statement', async () => {
       const { bearer } = await signedIn()
       // Warm the pool so connection set-up (`set role`) is not part of the measured request.
       expect((await app.inject({ method: 'GET', url: '/test/statements', headers: bearer })).statusCode).toBe(200)
@@ -327,18 +339,43 @@ describe('auth plugin', () => {
         }
         return (query as (...a: unknown[]) => unknown).apply(this, args)
       } as typeof query)
+      // app.inject uses no socket: every socket write here goes to PostgreSQL.
+      const writes = [vi.spyOn(net.Socket.prototype, '_writev'), vi.spyOn(net.Socket.prototype, '_write')]
       statements.length = 0
       recording = true
       try {
-        expect((await app.inject({ method: 'GET', url: '/test/statements', headers: bearer })).statusCode).toBe(200)
+        expect((await app.inject({ method: 'GET', url: '/test/statements', headers: bearer })).json()).toEqual({ ok: true })
       } finally {
         recording = false
       }
-      const beforeHandler = seenByHandler.filter((statement) => !/^set role /i.test(statement))
-      expect(beforeHandler).toHaveLength(2)
-      expect(beforeHandler[0]).toMatch(/^begin/i)
-      expect(beforeHandler[1]).toMatch(/set_config\('app\.tenant_id'/)
-      expect(beforeHandler[1]).toMatch(/from revoked_access_tokens where jti = \$\d/)
+      expect(seenByHandler).toEqual([])
+      expect(statements).toHaveLength(4)
+      expect(statements[0]).toMatch(/^begin$/i)
+      expect(statements[1]).toMatch(/set_config\('app\.tenant_id'/)
+      expect(statements[1]).toMatch(/from revoked_access_tokens where jti = \$\d/)
+      expect(statements[2]).toMatch(/^select \$1::int as probe/)
+      expect(statements[3]).toMatch(/^commit$/i)
+      // begin, scope and the handler's statement in one write; the commit in another.
+      expect(writes.reduce((sum, spy) => sum + spy.mock.calls.length, 0)).toBe(2)
+    })
+
+    it('aborts a revoked token’s transaction before the handler’s first statement runs: a write never happens', async () => {
+      const { bearer, user } = await signedIn()
+      expect((await app.inject({ method: 'POST', url: '/v1/logout', headers: bearer })).statusCode).toBe(204)
+      expectProblem(await app.inject({ method: 'POST', url: '/test/rename', headers: bearer }), 401, 'AUTH_004')
+      const stored = await owner().selectFrom('users').select('name').where('id', '=', user.id).executeTakeFirstOrThrow()
+      expect(stored.name).not.toBe('renamed by a revoked token')
+    })
+
+    it('answers AUTH_004 to a revoked token when the handler sends no statement or fails on its own', async () => {
+      const { bearer } = await signedIn()
+      expect((await app.inject({ method: 'POST', url: '/v1/logout', headers: bearer })).statusCode).toBe(204)
+      expectProblem(await app.inject({ method: 'GET', url: '/test/no-statement', headers: bearer }), 401, 'AUTH_004')
+      expectProblem(await app.inject({ method: 'GET', url: '/test/fails-first', headers: bearer }), 401, 'AUTH_004')
+      // The same routes for a valid token: the answers above are the revocation, not the routes.
+      const valid = await signedIn()
+      expect((await app.inject({ method: 'GET', url: '/test/no-statement', headers: valid.bearer })).json()).toEqual({ ok: true })
+      expectProblem(await app.inject({ method: 'GET', url: '/test/fails-first', headers: valid.bearer }), 404, 'NOT_FOUND')
     })
 
     it('looks the JTI up through the primary-key index of the revocation list', async () => {
