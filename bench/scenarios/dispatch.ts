@@ -50,6 +50,9 @@ interface DispatchRun {
   seconds: number
   recipients: number
   cpu: string
+  /** Busy time of the whole machine during the run, % of one core, out of `cores` x 100. */
+  machine: number
+  cores: number
   /** Why the run does not describe this machine alone (other processes, hypervisor steal), or null. */
   noise: string | null
 }
@@ -82,7 +85,15 @@ async function dispatchOnce(database: BenchDatabase, instances: RunningProcess[]
         select delivery_status, count(*)::int as n from sms_recipients where tenant_id = ${tenant.tenantId} group by 1`.execute(database.owner)
       const dispatched = states.find((state) => state.deliveryStatus === 'DISPATCHED')?.n ?? 0
       if (dispatched !== recipients) throw new Error(`expected ${recipients} DISPATCHED recipients, found ${JSON.stringify(states)}`)
-      return { recipientsPerSecond: recipients / seconds, seconds, recipients, cpu: describeCpu(use), noise: noiseIn(use) }
+      return {
+        recipientsPerSecond: recipients / seconds,
+        seconds,
+        recipients,
+        cpu: describeCpu(use),
+        machine: use.machine,
+        cores: use.cores,
+        noise: noiseIn(use),
+      }
     }
     if (Date.now() > deadline) throw new Error(`dispatch did not finish within ${RUN_TIMEOUT_MS / 1000} s: ${JSON.stringify(rows[0])}`)
     await new Promise((resolve) => setTimeout(resolve, POLL_MS))
@@ -101,7 +112,7 @@ async function measureInstances(
   database: BenchDatabase,
   count: number,
   provider: Provider,
-): Promise<{ rate: number; cpu: string }> {
+): Promise<{ rate: number; cpu: string; machine: number; cores: number }> {
   const fake = await startFake(provider.latencyMs)
   const instances: RunningProcess[] = []
   try {
@@ -142,11 +153,22 @@ async function measureInstances(
       if (problems.length > 0) ctx.note(`${label}: ${instance.name} logged ${summariseProblems(problems)}`)
     }
     const sorted = [...runs].sort((a, b) => a.recipientsPerSecond - b.recipientsPerSecond)
-    return { rate: median(runs.map((run) => run.recipientsPerSecond)), cpu: sorted[Math.floor((sorted.length - 1) / 2)]!.cpu }
+    const middle = sorted[Math.floor((sorted.length - 1) / 2)]!
+    return { rate: median(runs.map((run) => run.recipientsPerSecond)), cpu: middle.cpu, machine: middle.machine, cores: middle.cores }
   } finally {
     for (const instance of instances) await instance.stop()
     await stopChild(fake.child)
   }
+}
+
+/**
+ * The most a second instance can add on this machine: the fake provider, PostgreSQL and the instances share its
+ * cores, and the work per recipient is the same however many instances share it, so two instances together can at
+ * most fill the cores that one instance left idle.
+ */
+function scalingBound(one: { machine: number; cores: number }): string {
+  const bound = (one.cores * 100) / one.machine
+  return `machine bound for any number of instances: ${one.cores * 100} / ${one.machine.toFixed(0)} (one instance's machine CPU) = ${bound.toFixed(2)} x`
 }
 
 export async function dispatch(ctx: BenchContext): Promise<void> {
@@ -173,7 +195,7 @@ export async function dispatch(ctx: BenchContext): Promise<void> {
     ratio: two.rate / one.rate,
     target: '>= 1.6 x one instance',
     met: two.rate / one.rate >= 1.6,
-    notes: two.cpu,
+    notes: `${two.cpu}; ${scalingBound(one)}`,
   })
 
   // A run of about ten seconds at four calls in flight per instance.
@@ -198,7 +220,7 @@ export async function dispatch(ctx: BenchContext): Promise<void> {
     ratio: remoteTwo.rate / remoteOne.rate,
     target: '(context: scaling when the provider is the limit)',
     met: null,
-    notes: remoteTwo.cpu,
+    notes: `${remoteTwo.cpu}; ${scalingBound(remoteOne)}`,
   })
 }
 
