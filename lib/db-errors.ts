@@ -7,7 +7,7 @@ export function violatedUniqueConstraint(error: unknown): string | null {
 }
 
 /** SQLSTATE raised by svc_refuse_revoked_access_token() (migration 2026-11-23T00-00-00). */
-export const REVOKED_ACCESS_TOKEN_SQLSTATE = 'SV004'
+const REVOKED_ACCESS_TOKEN_SQLSTATE = 'SV004'
 
 /** Whether `error` is the database refusing a revoked access token in a request scope (AUTH_004). */
 export function isRevokedAccessToken(error: unknown): boolean {

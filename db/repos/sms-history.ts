@@ -51,7 +51,7 @@ function likePattern(term: string): string {
  * `column` is a fixed column name of sms_messages, never input.
  */
 const isoText = (column: string) =>
-  `to_char(sms_messages.${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+  sql.raw(`to_char(sms_messages.${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`)
 
 /**
  * One history item exactly as the API answers it (MessageResponseSchema, in its order, `recipients` always empty):
@@ -72,9 +72,9 @@ const itemProjection = (previewLength: number) =>
       sms_messages.recipient_group_id as "recipientGroupId",
       left(sms_messages.content, ${previewLength}) as content,
       sms_messages.template_id as "templateId",
-      ${sql.raw(isoText('scheduled_at'))} as "scheduledAt",
-      ${sql.raw(isoText('cancelled_at'))} as "cancelledAt",
-      ${sql.raw(isoText('sent_at'))} as "sentAt",
+      ${isoText('scheduled_at')} as "scheduledAt",
+      ${isoText('cancelled_at')} as "cancelledAt",
+      ${isoText('sent_at')} as "sentAt",
       sms_messages.message_type as "messageType",
       sms_messages.estimated_segments as "estimatedSegments",
       sms_messages.unit_price as "unitPrice",
@@ -82,8 +82,8 @@ const itemProjection = (previewLength: number) =>
       sms_messages.status,
       sms_messages.success_count as "successCount",
       sms_messages.fail_count as "failCount",
-      ${sql.raw(isoText('created_at'))} as "createdAt",
-      ${sql.raw(isoText('updated_at'))} as "updatedAt")`.as('item')
+      ${isoText('created_at')} as "createdAt",
+      ${isoText('updated_at')} as "updatedAt")`.as('item')
 
 /**
  * RLS already limits rows to the tenant, but through an InitPlan whose value the planner cannot see: it would
