@@ -1,3 +1,4 @@
+import { EmbeddedStoreInUseError } from './db/embedded-lock.js'
 import { openDatabase } from './db/open.js'
 import { ConfigError, loadDotEnv, loadEnv } from './lib/env.js'
 import { buildService } from './lib/http/build.js'
@@ -38,7 +39,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // A configuration error is the operator's to fix: print the list, not a stack trace.
-  console.error(error instanceof ConfigError ? error.message : error)
+  // A configuration error or a store in use is the operator's to fix: print what to do, not a stack trace.
+  if (error instanceof EmbeddedStoreInUseError) console.error(`error: ${error.message}`)
+  else console.error(error instanceof ConfigError ? error.message : error)
   process.exit(1)
 })

@@ -1,9 +1,7 @@
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Autoload imports plugins and routes with import(); inlining it lets Vitest load their TypeScript sources.
@@ -12,5 +10,28 @@ export default defineConfig({
     // CI reads a machine-readable summary to print its closing line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: process.env.CI ? { json: 'test-results.json' } : undefined,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/topology/**'],
+          globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        // Child processes (two service instances, PgBouncer, HAProxy) on a database of its own. Run after the fast
+        // project (a later group), so the two never compete for this machine's cores.
+        extends: true,
+        test: {
+          name: 'topology',
+          include: ['test/topology/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
+          testTimeout: 90_000,
+          hookTimeout: 90_000,
+        },
+      },
+    ],
   },
 })

@@ -17,6 +17,7 @@ import { history } from './scenarios/history.js'
 import { login } from './scenarios/login.js'
 import { me } from './scenarios/me.js'
 import { memory } from './scenarios/memory.js'
+import { pooler } from './scenarios/pooler.js'
 import { refresh } from './scenarios/refresh.js'
 import { send10k } from './scenarios/send-10k.js'
 
@@ -27,6 +28,7 @@ const SCENARIOS: [string, Scenario][] = [
   ['history', history],
   ['send-10k', send10k],
   ['dispatch', dispatch],
+  ['pooler', pooler],
   ['memory', memory],
 ]
 

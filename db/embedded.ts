@@ -2,7 +2,8 @@ import { PGlite, types } from '@electric-sql/pglite'
 import { CamelCasePlugin, Kysely, PGliteDialect, type PGlite as KyselyPGlite } from 'kysely'
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { APP_ROLE, type Database } from './database.js'
+import { APP_ROLE, probeRequestPath, type Database } from './database.js'
+import { acquireEmbeddedLock, type EmbeddedLock } from './embedded-lock.js'
 import { migrateToLatest } from './migrate.js'
 import type { DB } from './schema.js'
 
@@ -46,10 +47,13 @@ const BOOTSTRAP_ROLE = `
 export function openEmbedded(svcDataDir: string): EmbeddedDatabase {
   const dataDir = embeddedDataDir(svcDataDir)
   let pglite: PGlite | undefined
+  let lock: EmbeddedLock | undefined
 
   // Started by Kysely on the first query of either handle, so nothing runs before the role switch.
   const start = async (): Promise<PGlite> => {
     mkdirSync(dataDir, { recursive: true })
+    // PGlite aborts the process (or corrupts the store) when a second process opens the directory: refuse it first.
+    lock = acquireEmbeddedLock(`${dataDir}.lock`, dataDir)
     // 64-bit ids and counts as JS numbers, as the pg pool returns them (db/database.ts); ids stay below 2^53.
     const instance = new PGlite(dataDir, { parsers: { [types.INT8]: (value: string) => Number(value) } })
     try {
@@ -60,6 +64,7 @@ export function openEmbedded(svcDataDir: string): EmbeddedDatabase {
     } catch (error) {
       // Kysely retries a failed start; a second instance must never open the same directory beside this one.
       await instance.close().catch(() => undefined)
+      lock.release()
       throw error
     }
     pglite = instance
@@ -116,9 +121,11 @@ export function openEmbedded(svcDataDir: string): EmbeddedDatabase {
     migrate: async () => {
       await migrateToLatest(owner)
     },
+    probe: () => probeRequestPath(db),
     close: async () => {
       await owner.destroy()
       await db.destroy()
+      lock?.release()
     },
   }
 }

@@ -14,12 +14,54 @@ const callbackOf = (args: QueryArgs): Callback | undefined => {
   return typeof last === 'function' ? (last as Callback) : undefined
 }
 
+/** What every transaction of a runtime connection sets for itself (never the connection: see ServiceClient). */
+export interface RuntimeSession {
+  /** The role RLS applies to; the login role must be a member of it. */
+  role: string
+  /** `statement_timeout` of each transaction, in milliseconds. */
+  statementTimeoutMs: number
+}
+
+/** The service's own pg settings, passed through `pg.Pool` to every client it creates. */
+export interface ServiceClientConfig extends pg.ClientConfig {
+  /** Set on the runtime pool; unset on owner pools (migrations, fixtures). */
+  runtime?: RuntimeSession
+  /** False: no named statement is ever sent (a transaction pooler that does not track them). Default true. */
+  preparedStatements?: boolean
+  /** Told of errors that mean a pooler mixed server sessions under this client (see db/pool-health.ts). */
+  onStatementError?: (error: unknown) => void
+}
+
+// The role name comes from code (APP_ROLE), never from input; quoting keeps it an identifier all the same.
+const quoteIdentifier = (name: string) => `"${name.replaceAll('"', '""')}"`
+
 /**
- * The pg client behind every pool (`pipeline: true`). Round trips are most of a request's cost here, so it saves
- * two kinds:
+ * The first message of every runtime transaction: one simple query, so the role and the time limit ride in the
+ * same write as the transaction's first statement and cost no round trip. Both are `local`: they end with the
+ * transaction, so a transaction pooler may hand the server connection to anyone afterwards.
+ */
+function beginText(runtime: RuntimeSession | undefined): string {
+  if (!runtime) return 'begin'
+  const timeout = Math.trunc(runtime.statementTimeoutMs)
+  return `begin; set local role ${quoteIdentifier(runtime.role)}; set local statement_timeout = ${timeout}`
+}
+
+const isBegin = (text: string) => text === 'begin'
+const endsTransaction = (text: string) => text === 'commit' || text === 'rollback'
+
+/**
+ * The pg client behind every pool (`pipeline: true`).
  *
+ * It keeps no session state on a server connection, so a transaction pooler (PgBouncer `pool_mode=transaction`)
+ * may give each transaction to any server connection:
+ * - On a runtime pool, every transaction switches to the runtime role and sets its statement timeout inside itself
+ *   (`beginText`), and a statement sent outside a transaction is wrapped in one (begin, role, statement, commit,
+ *   in one write). So even a login role that is the owner or a superuser never runs a query outside RLS.
+ * - Named statements are used only when `preparedStatements` allows it.
+ *
+ * Round trips are most of a request's cost here, so it saves two kinds:
  * - A parameterised statement is prepared once per connection and then only bound and executed (StatementNames),
- *   unless it ends with PLANNED_PER_EXECUTION.
+ *   unless it ends with PLANNED_PER_EXECUTION or prepared statements are off.
  * - A transaction's `begin`, and a statement that ends with SENT_WITH_NEXT (the request scope), are not round trips
  *   of their own. The client answers them at once and holds them back, then writes them in one packet with the
  *   transaction's next statement (pipeline mode keeps the order and the answers come back together). Every
@@ -33,28 +75,59 @@ const callbackOf = (args: QueryArgs): Callback | undefined => {
  * never look like success). `rollback` ends it normally.
  */
 export class ServiceClient extends pg.Client {
-  readonly #statements = new StatementNames()
+  readonly #statements: StatementNames | null
+  readonly #runtime: RuntimeSession | undefined
+  readonly #begin: string
+  readonly #onStatementError: ((error: unknown) => void) | undefined
   #held: QueryArgs[] = []
+  #inTransaction = false
   /** A held statement's failure already reported once, until its transaction ends. */
   #aborted: { error: unknown } | null = null
+
+  constructor(config: ServiceClientConfig = {}) {
+    super(config)
+    this.#statements = config.preparedStatements === false ? null : new StatementNames()
+    this.#runtime = config.runtime
+    this.#begin = beginText(config.runtime)
+    this.#onStatementError = config.onStatementError
+    // A connection that breaks while checked out (the server went away, or a read timeout destroyed it) reports
+    // the failure on its queries; the pool drops it on release because it is no longer queryable. Without this
+    // listener pg re-emits the break as an 'error' nobody handles, which would end the process.
+    this.on('error', () => undefined)
+  }
 
   // pg's query() has many overloads; only the (text, values[, callback]) form Kysely uses is intercepted.
   override query(...args: QueryArgs): never {
     const [text, values] = args
-    if (typeof text === 'string' && Array.isArray(values) && args.length === 2) {
-      if (text === 'begin' && values.length === 0) {
-        this.#held.push(['begin', []])
+    const plain = typeof text === 'string' && Array.isArray(values)
+    // Fail closed: on a runtime pool a statement this client cannot place inside a role-setting transaction
+    // (another call form) is refused rather than run with the login role's rights.
+    if (!plain && this.#runtime) throw new TypeError('runtime connections accept only query(text, values)')
+    if (plain && args.length === 2) {
+      if (isBegin(text) && values.length === 0) {
+        this.#inTransaction = true
+        this.#held.push([this.#begin, []])
         return Promise.resolve(HELD_BEGIN) as never
       }
-      if (text.endsWith(SENT_WITH_NEXT)) {
+      if (text.endsWith(SENT_WITH_NEXT) && this.#inTransaction) {
         this.#held.push(this.#prepared(args))
         return Promise.resolve(HELD_STATEMENT) as never
       }
     }
     const forwarded = this.#prepared(args)
-    if (this.#held.length === 0 && this.#aborted === null) return this.#send(forwarded) as never
     const callback = callbackOf(forwarded)
-    const answer = this.#sendAfterHeld(callback ? forwarded.slice(0, -1) : forwarded, typeof text === 'string' ? text : '')
+    const bare = callback ? forwarded.slice(0, -1) : forwarded
+    let answer: Promise<unknown>
+    if (plain && this.#runtime && !this.#inTransaction && !endsTransaction(text)) {
+      answer = this.#sendInOwnTransaction(bare)
+    } else if (this.#held.length === 0 && this.#aborted === null) {
+      if (plain && endsTransaction(text)) this.#inTransaction = false
+      if (!this.#onStatementError) return this.#send(forwarded) as never
+      answer = this.#send(bare) as Promise<unknown>
+    } else {
+      answer = this.#sendAfterHeld(bare, typeof text === 'string' ? text : '')
+    }
+    if (this.#onStatementError) answer = answer.catch((error: unknown) => this.#reportAndThrow(error))
     if (!callback) return answer as never
     answer.then((result) => callback(null, result), callback)
     return undefined as never
@@ -64,11 +137,33 @@ export class ServiceClient extends pg.Client {
   dropHeldStatements(): void {
     this.#held = []
     this.#aborted = null
+    this.#inTransaction = false
+  }
+
+  #reportAndThrow(error: unknown): never {
+    this.#onStatementError?.(error)
+    throw error
+  }
+
+  /** A lone statement on a runtime connection: begin (role, timeout), the statement and commit in one write. */
+  async #sendInOwnTransaction(args: QueryArgs): Promise<unknown> {
+    const stream = this.connection.stream
+    stream.cork()
+    let answers: Promise<unknown>[]
+    try {
+      answers = [this.#send([this.#begin, []]), this.#send(args), this.#send(['commit', []])] as Promise<unknown>[]
+    } finally {
+      stream.uncork()
+    }
+    const [begun, answered, committed] = await Promise.allSettled(answers)
+    for (const outcome of [begun!, answered!, committed!]) if (outcome.status === 'rejected') throw outcome.reason
+    return (answered as PromiseFulfilledResult<unknown>).value
   }
 
   async #sendAfterHeld(args: QueryArgs, text: string): Promise<unknown> {
     const held = this.#held
     this.#held = []
+    if (endsTransaction(text)) this.#inTransaction = false
     const stream = this.connection.stream
     stream.cork()
     let heldAnswers: Promise<unknown>[]
@@ -84,7 +179,7 @@ export class ServiceClient extends pg.Client {
     const failed = heldOutcomes.find((outcome) => outcome.status === 'rejected')
     if (failed) this.#aborted = { error: failed.reason }
     const aborted = this.#aborted
-    if (text === 'commit' || text === 'rollback') this.#aborted = null
+    if (endsTransaction(text)) this.#aborted = null
     // A rollback after the failure was reported is the caller cleaning up: it succeeds like any rollback.
     if (!aborted || (text === 'rollback' && !failed)) {
       if (answer!.status === 'rejected') throw answer!.reason
@@ -95,7 +190,7 @@ export class ServiceClient extends pg.Client {
 
   #prepared(args: QueryArgs): QueryArgs {
     const [text, values] = args
-    if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0) return args
+    if (!this.#statements || typeof text !== 'string' || !Array.isArray(values) || values.length === 0) return args
     if (text.endsWith(PLANNED_PER_EXECUTION)) return args
     const name = this.#statements.nameFor(text)
     return name ? [{ name, text, values }, ...args.slice(2)] : args

@@ -27,6 +27,10 @@ export interface OwnerDirectoryTable {
   userLoginId: string
   tenantId: number
   userId: number
+  /** NFKC case-folded login id, unique among owners (lib/tenant/identifiers.ts loginIdKey). */
+  loginKey: Generated<string>
+  /** A look-alike that predates the unique key (migration 2026-11-23T03-20-00); left out of the unique index. */
+  legacyLoginKeyDuplicate: Generated<boolean>
   createdAt: Generated<Date>
 }
 
@@ -40,6 +44,10 @@ export interface UsersTable {
   role: Role
   status: ColumnType<UserStatus, UserStatus | undefined, UserStatus>
   avatarSeed: string
+  /** NFKC case-folded login id, unique per tenant (lib/tenant/identifiers.ts loginIdKey). */
+  loginKey: Generated<string>
+  /** A look-alike that predates the unique key (migration 2026-11-23T03-20-00); left out of the unique index. */
+  legacyLoginKeyDuplicate: Generated<boolean>
   createdAt: Generated<Date>
   updatedAt: Timestamp
 }
@@ -59,6 +67,8 @@ export interface SessionsTable {
   refreshExpiresAt: Timestamp
   createdAt: Generated<Date>
   lastRefreshedAt: NullableTimestamp
+  /** The refresh JTI the last rotation replaced (reuse grace); null before the first rotation. */
+  previousRefreshJti: string | null
 }
 
 export type RevocationReason =
@@ -83,6 +93,12 @@ export interface SessionRevocationsTable {
 // No tenant_id and no RLS: random token ids only (see the auth-sessions migration).
 export interface RevokedAccessTokensTable {
   jti: string
+  expiresAt: Timestamp
+}
+
+/** Signatures of accepted internal calls, kept until their timestamp leaves the window (no tenant data, no RLS). */
+export interface UsedInternalSignaturesTable {
+  signature: string
   expiresAt: Timestamp
 }
 
@@ -188,6 +204,8 @@ export interface SmsMessagesTable {
   nextAttemptAt: Timestamp
   claimToken: string | null
   claimedUntil: NullableTimestamp
+  /** When the current claim handed the message to the provider; null until then. */
+  handedOverAt: NullableTimestamp
   dispatchedAt: NullableTimestamp
   confirmedAt: NullableTimestamp
   version: Generated<number>
@@ -200,10 +218,20 @@ export interface SmsRecipientsTable extends StoredRecipient {
   recipientIndex: number
   deliveryStatus: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>
   providerMessageId: string | null
+  /** The provider group of the call that sent this recipient (a retry sends the rest in a new group). */
+  providerGroupId: string | null
   providerStatusCode: string | null
   providerStatusMessage: string | null
   reportedAt: NullableTimestamp
   updatedAt: Timestamp
+}
+
+/** Recipients accepted per tenant and UTC day (DECISIONS 9 quota); cancelling gives them back. */
+export interface SmsDailyUsageTable {
+  tenantId: number
+  day: ColumnType<Date, string, string>
+  recipients: number
+  updatedAt: Generated<Date>
 }
 
 export interface ClassesTable {
@@ -250,6 +278,7 @@ export interface DB {
   sessions: SessionsTable
   sessionRevocations: SessionRevocationsTable
   revokedAccessTokens: RevokedAccessTokensTable
+  usedInternalSignatures: UsedInternalSignaturesTable
   loginFailures: LoginFailuresTable
   rateLimitWindows: RateLimitWindowsTable
   smsSenderSettings: SmsSenderSettingsTable
@@ -262,4 +291,5 @@ export interface DB {
   classEnrollments: ClassEnrollmentsTable
   idempotencyKeys: IdempotencyKeysTable
   smsMessageCounts: SmsMessageCountsTable
+  smsDailyUsage: SmsDailyUsageTable
 }

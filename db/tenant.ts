@@ -27,24 +27,41 @@ export async function setTenant(trx: Transaction<DB>, tenantId: number): Promise
 }
 
 // Every authenticated request sends this first: compiled once (db/precompiled.ts), held back by the pg client and
-// written together with the request's next statement (SENT_WITH_NEXT).
-const requestScope = precompiled((_db, params: { tenantId: string; jti: string | null }) =>
+// written together with the request's next statement (SENT_WITH_NEXT). The CASE branches run in order after the
+// first column has bound the tenant, so the users lookup is under the caller's RLS like any other read.
+const requestScope = precompiled((_db, params: { tenantId: string; jti: string | null; userId: number | null }) =>
   sql`
     select set_config('app.tenant_id', ${params.tenantId}, true) as tenant,
            case when exists (select 1 from revoked_access_tokens where jti = ${params.jti}::uuid)
-                then svc_refuse_revoked_access_token() end as refused ${sql.raw(SENT_WITH_NEXT)}`,
+                  then svc_refuse_revoked_access_token()
+                when ${params.userId}::bigint is null then null
+                when (select t.status from tenants t where t.id = ${params.tenantId}::bigint) is distinct from 'ACTIVE'
+                  then svc_refuse_inactive_tenant((select t.status from tenants t where t.id = ${params.tenantId}::bigint))
+                when (select u.status from users u where u.tenant_id = ${params.tenantId}::bigint and u.id = ${params.userId}::bigint)
+                     is distinct from 'ACTIVE'
+                  then svc_refuse_inactive_user((select u.status from users u
+                                                 where u.tenant_id = ${params.tenantId}::bigint and u.id = ${params.userId}::bigint))
+           end as refused ${sql.raw(SENT_WITH_NEXT)}`,
 )
 
 /**
  * A request transaction's first statement: binds the tenant and checks the caller's access token against the
- * revocation list (a table without tenant data, so RLS does not affect the check). A revoked token makes the
- * statement raise (SQLSTATE SV004, see lib/db-errors.ts), which aborts the transaction before any later statement
+ * revocation list (a table without tenant data, so RLS does not affect the check) and, for a user's token, that
+ * the tenant and the user are still ACTIVE. A refused token makes the statement raise (SQLSTATE SV004 revoked,
+ * SV010 tenant, SV015 user, SV003 a tenant or user that does not exist; mapped in
+ * lib/db-errors.ts), which aborts the transaction before any later statement
  * of it runs. On PostgreSQL the error arrives with the transaction's next statement, or its commit or rollback
- * when it sends none; the embedded store raises it here.
+ * when it sends none; the embedded store raises it here. Without a user (signed internal calls) only the tenant
+ * is bound.
  */
-export async function openRequestScope(trx: Transaction<DB>, tenantId: number, accessJti: string | null): Promise<TenantTx> {
+export async function openRequestScope(
+  trx: Transaction<DB>,
+  tenantId: number,
+  accessJti: string | null,
+  userId: number | null,
+): Promise<TenantTx> {
   if (!isTenantId(tenantId)) throw new AppError('INTERNAL_ERROR', 'missing or invalid tenant context')
-  await requestScope(trx, { tenantId: String(tenantId), jti: accessJti })
+  await requestScope(trx, { tenantId: String(tenantId), jti: accessJti, userId })
   return trx as TenantTx
 }
 

@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { isIP } from 'node:net'
+import cron from 'node-cron'
 
 const Bool = (defaultValue: boolean) => Type.Boolean({ default: defaultValue })
 const Int = (defaultValue: number, minimum: number, maximum: number) =>
@@ -16,19 +18,32 @@ export const EnvSchema = Type.Object({
   }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   SVC_DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
+  // The owner that migrations run as; the service itself never uses it (DATABASE_URL may name a role owning nothing).
+  DATABASE_MIGRATION_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   SVC_DB_POOL_MAX: Int(10, 1, 200),
+  // Named prepared statements keep state on a server connection: `false` behind a transaction pooler that does not
+  // track them (PgBouncer before 1.21).
+  SVC_DB_PREPARED_STATEMENTS: Bool(true),
+  SVC_DB_STATEMENT_TIMEOUT_MS: Int(5000, 100, 600_000),
+  SVC_DB_CONNECT_TIMEOUT_MS: Int(2000, 100, 60_000),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   PORT: Int(8080, 0, 65535),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
   ),
-  SVC_TRUST_PROXY: Bool(false),
+  // `false`, a hop count or a comma list of proxy addresses/CIDRs (DECISIONS section 9); read with trustProxySetting.
+  SVC_TRUST_PROXY: Type.String({ default: 'false', minLength: 1 }),
+  // Browser origins (exact `scheme://host[:port]`, comma list) allowed to send cookie-authenticated changes; read with
+  // corsOriginList. Empty: only the service's own origin.
+  SVC_CORS_ORIGINS: Type.String({ default: '' }),
   SVC_MIGRATE_ON_START: Bool(true),
   SVC_JWT_SECRET: Secret(32),
   SVC_JWT_ISSUER: Type.String({ default: 'svc-auth-svc', minLength: 1 }),
   SVC_ACCESS_TTL: Int(3600, 60, 86_400),
   SVC_REFRESH_TTL: Int(604_800, 300, 31_536_000),
+  // DECISIONS 9: the refresh token the last rotation replaced still answers (with the current pair) this long; 0 = off.
+  SVC_REFRESH_REUSE_GRACE_SECONDS: Int(10, 0, 300),
   SVC_COOKIE_SECURE: Bool(true),
   SVC_COOKIE_SAMESITE: Type.Union([Type.Literal('lax'), Type.Literal('strict'), Type.Literal('none')], {
     default: 'lax',
@@ -45,13 +60,20 @@ export const EnvSchema = Type.Object({
   SVC_SMS_DISPATCHER: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   SVC_SMS_MAX_ATTEMPTS: Int(5, 1, 50),
   SVC_SMS_BATCH_SIZE: Int(100, 1, 1000),
-  SVC_SMS_SCHEDULER_CRON: Type.String({ default: '*/5 * * * * *', minLength: 9 }),
+  // A claim's lease, renewed while an attempt runs: what a dead instance held is taken over after at most this long.
+  SVC_SMS_LEASE_SECONDS: Int(30, 5, 3600),
+  SVC_SMS_SCHEDULER_CRON: Type.String({ default: '*/5 * * * * *' }),
   SVC_SMS_RETRY_BASE_SECONDS: Int(30, 1, 3600),
   SVC_SMS_PRICE_SMS: Int(20, 0, 100_000),
   SVC_SMS_PRICE_LMS: Int(50, 0, 100_000),
+  // Recipients accepted per tenant per UTC day (DECISIONS 9); 0 = unlimited.
+  SVC_SMS_TENANT_DAILY_RECIPIENTS: Int(100_000, 0, 1_000_000_000),
   SVC_LOGIN_MAX_FAILURES: Int(5, 1, 1000),
   SVC_LOGIN_LOCK_SECONDS: Int(900, 1, 86_400),
   SVC_LOGIN_IP_PER_MINUTE: Int(60, 1, 1_000_000),
+  // DECISIONS 9: Prometheus text at GET /metrics; with a token set, only `Authorization: Bearer <token>` reads it.
+  SVC_METRICS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  SVC_METRICS_TOKEN: Secret(16),
 })
 
 export type Env = Static<typeof EnvSchema>
@@ -79,7 +101,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   for (const key of Object.keys(EnvSchema.properties)) {
     const value = source[key]?.trim()
     // An empty line in .env (`SVC_COOKIE_DOMAIN=`) means "unset", not "empty string".
-    if (value !== undefined && value !== '') known[key] = value
+    if (value !== undefined && value !== '') known[key] = canonicalChoice(key, value)
   }
   const candidate = Value.Default(EnvSchema, Value.Convert(EnvSchema, known))
   const problems = [...Value.Errors(EnvSchema, candidate)].map(
@@ -90,8 +112,100 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   return candidate as Env
 }
 
+/** What Fastify's `trustProxy` receives: nothing trusted, the number of proxy hops, or the proxies' addresses. */
+export type TrustProxy = false | number | string[]
+
+// proxy-addr's names for the reserved ranges, accepted as entries of the list.
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+const MAX_HOPS = 16
+
+function isProxyAddress(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+}
+
+/**
+ * SVC_TRUST_PROXY as Fastify's `trustProxy` (proxy-addr semantics: the client address is the right-most address not
+ * added by a trusted proxy), or a problem. `true` is refused: it takes the left-most X-Forwarded-For entry, which
+ * the client writes itself, so every per-address limit could be dodged by rotating it.
+ */
+export function trustProxySetting(value: string): { trust: TrustProxy } | { problem: string } {
+  const text = value.trim().toLowerCase()
+  if (text === 'false') return { trust: false }
+  if (text === 'true') {
+    return {
+      problem:
+        'SVC_TRUST_PROXY: true is refused (it trusts every X-Forwarded-For entry, which any client can spoof); ' +
+        'set the hop count (number of proxies in front of the service, e.g. 1) or their addresses/CIDRs as a comma list',
+    }
+  }
+  if (/^\d+$/.test(text)) {
+    const hops = Number(text)
+    return hops <= MAX_HOPS ? { trust: hops === 0 ? false : hops } : { problem: `SVC_TRUST_PROXY: at most ${MAX_HOPS} hops (got ${JSON.stringify(value)})` }
+  }
+  const entries = text.split(',').map((entry) => entry.trim())
+  const bad = entries.filter((entry) => !isProxyAddress(entry))
+  if (bad.length > 0) {
+    return {
+      problem:
+        `SVC_TRUST_PROXY: expected false, a hop count or a comma list of proxy addresses/CIDRs ` +
+        `(not an address: ${bad.map((entry) => JSON.stringify(entry)).join(', ')})`,
+    }
+  }
+  return { trust: entries }
+}
+
+/**
+ * SVC_CORS_ORIGINS as a list of origins, or a problem. Each entry must be exactly an origin as a browser sends it
+ * in `Origin` (`https://app.example`, `http://localhost:5173`): no path, no trailing slash, no wildcard, lowercase,
+ * no default port, since requests are matched by plain comparison.
+ */
+export function corsOriginList(value: string): { origins: string[] } | { problem: string } {
+  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const bad = entries.filter((entry) => {
+    try {
+      const url = new URL(entry)
+      return !['http:', 'https:'].includes(url.protocol) || url.origin !== entry || entry.includes('*')
+    } catch {
+      return true
+    }
+  })
+  if (bad.length > 0) {
+    return {
+      problem:
+        `SVC_CORS_ORIGINS: each entry must be exactly an origin, scheme://host[:port] with no path or wildcard ` +
+        `(not an origin: ${bad.map((entry) => JSON.stringify(entry)).join(', ')})`,
+    }
+  }
+  return { origins: entries }
+}
+
+/**
+ * An enumerated setting (a union of literals) matches its choices in any case, so an earlier deployment's `Lax`,
+ * `INFO` or `Production` keeps working (DECISIONS section 7); the value is stored as the schema spells it.
+ */
+function canonicalChoice(key: string, value: string): string {
+  const schema = EnvSchema.properties[key as keyof typeof EnvSchema.properties] as { anyOf?: Array<{ const?: unknown }> }
+  const choices = schema.anyOf?.map((choice) => choice.const).filter((choice) => typeof choice === 'string') ?? []
+  return choices.find((choice) => choice.toLowerCase() === value.toLowerCase()) ?? value
+}
+
 function crossFieldProblems(env: Env): string[] {
   const problems: string[] = []
+  const trust = trustProxySetting(env.SVC_TRUST_PROXY)
+  if ('problem' in trust) problems.push(trust.problem)
+  const cors = corsOriginList(env.SVC_CORS_ORIGINS)
+  if ('problem' in cors) problems.push(cors.problem)
+  // Checked here, not first at cron.schedule, so a bad expression is named with every other problem at start.
+  if (typeof env.SVC_SMS_SCHEDULER_CRON === 'string' && !cron.validate(env.SVC_SMS_SCHEDULER_CRON)) {
+    problems.push(
+      `SVC_SMS_SCHEDULER_CRON: not a valid cron expression (5 or 6 fields, seconds first when 6) (got ${JSON.stringify(env.SVC_SMS_SCHEDULER_CRON)})`,
+    )
+  }
   if (env.NODE_ENV === 'production' && !env.SVC_JWT_SECRET) {
     problems.push('SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)')
   }

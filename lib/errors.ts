@@ -43,6 +43,9 @@ export const ERROR_CATALOG = {
   METHOD_NOT_ALLOWED: [405, 'Method not allowed', 'The endpoint does not accept this method.'],
   PAYLOAD_TOO_LARGE: [413, 'Payload too large', 'The request body is too large.'],
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported media type', 'Send the body as application/json.'],
+  // Answered by lib/http/server-options.ts from Node's HTTP parser, before any route or hook (no request id).
+  REQUEST_HEADER_FIELDS_TOO_LARGE: [431, 'Request header fields too large', 'The request headers are too large.'],
+  REQUEST_TIMEOUT: [408, 'Request timeout', 'The request was not received in time.'],
   RATE_LIMITED: [429, 'Too many requests', 'Too many requests; try again later.'],
   SENDER_SETTING_NOT_APPROVED: [
     409,
@@ -61,6 +64,11 @@ export const ERROR_CATALOG = {
   CLASS_HAS_NO_STUDENTS: [400, 'Class has no students', 'The class has no enrolled student with a guardian phone.'],
   SMS_NOT_FOUND: [404, 'SMS not found', 'No such message.'],
   SMS_NOT_CANCELLABLE: [409, 'SMS not cancellable', 'Only a pending message scheduled in the future can be cancelled.'],
+  SMS_QUOTA_EXCEEDED: [
+    429,
+    'SMS quota exceeded',
+    "The tenant's daily SMS recipient quota is used up; try again after 00:00 UTC.",
+  ],
   TEMPLATE_NOT_FOUND: [404, 'Template not found', 'No such template.'],
   APPROVAL_STATUS_INVALID: [400, 'Approval status invalid', 'registrationStatus must be APPROVED or REJECTED.'],
   REJECTION_REASON_REQUIRED: [400, 'Rejection reason required', 'REJECTED needs a non-blank rejectionReason.'],
@@ -68,6 +76,11 @@ export const ERROR_CATALOG = {
   TENANT_MISMATCH: [403, 'Tenant mismatch', 'X-Tenant-Slug differs from the tenant in the path.'],
   INTERNAL_SIGNATURE_INVALID: [401, 'Invalid signature', 'The request signature is missing, stale or wrong.'],
   WEBHOOK_SECRET_INVALID: [401, 'Invalid webhook secret', 'X-Provider-Secret is missing or wrong.'],
+  CSRF_ORIGIN_REJECTED: [
+    403,
+    'Cross-origin request refused',
+    'A change authenticated by cookie must come from the service itself or an origin listed in SVC_CORS_ORIGINS.',
+  ],
   SERVICE_UNAVAILABLE: [503, 'Service unavailable', 'The service is not ready; try again shortly.'],
   INTERNAL_ERROR: [500, 'Internal error', 'An unexpected error occurred.'],
 } as const satisfies Record<string, readonly [number, string, string]>

@@ -42,14 +42,16 @@ declare module 'fastify' {
 
 export const STAFF_ROLES: readonly Role[] = ['OWNER', 'MANAGER', 'INSTRUCTOR']
 
+/** The access token of `Authorization: Bearer <token>`, when that header carries one. */
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  if (!header) return undefined
+  return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] || undefined
+}
+
 /** `Authorization: Bearer <token>` wins; the access cookie is the fallback (SPEC Authentication item 1). */
 function presentedToken(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization
-  if (header) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
-    if (match?.[1]) return match[1]
-  }
-  return request.cookies[ACCESS_COOKIE] || undefined
+  return bearerToken(request) ?? (request.cookies[ACCESS_COOKIE] || undefined)
 }
 
 function assertRole(request: FastifyRequest, roles: readonly Role[]): void {
@@ -108,5 +110,5 @@ export default fp(
       if (roles) assertRole(request, roles)
     })
   },
-  { name: 'auth', dependencies: ['env', 'db', 'cookie', 'tenant-tx'] },
+  { name: 'auth', dependencies: ['env', 'db', 'cookie', 'tenant-tx', 'closing'] },
 )

@@ -15,7 +15,8 @@ declare module 'fastify' {
 /**
  * Message rows are the outbox: a send commits PENDING rows and kicks the loop; the cron tick
  * (SVC_SMS_SCHEDULER_CRON) finds anything due that a kick missed (scheduled sends, retries, a process that died
- * between commit and kick, an expired claim of a crashed instance).
+ * between commit and kick, an expired claim of a crashed instance, which lapses one SVC_SMS_LEASE_SECONDS after
+ * its heartbeat stopped).
  */
 export default fp(
   async (app) => {
@@ -29,6 +30,8 @@ export default fp(
       batchSize: env.SVC_SMS_BATCH_SIZE,
       maxAttempts: env.SVC_SMS_MAX_ATTEMPTS,
       retryBaseSeconds: env.SVC_SMS_RETRY_BASE_SECONDS,
+      leaseSeconds: env.SVC_SMS_LEASE_SECONDS,
+      metrics: app.metrics,
     })
     const enabled = env.SVC_SMS_DISPATCHER === 'on'
     app.decorate('dispatcher', {
@@ -43,11 +46,11 @@ export default fp(
       noOverlap: true,
     })
     app.addHook('onReady', async () => dispatcher.kick())
-    // On shutdown: no new claims; in-flight sends finish and record, unstarted claims are released.
+    // On shutdown: no new claims; in-flight sends finish and record, claims not handed to the provider are released.
     app.addHook('onClose', async () => {
       await task.destroy()
       await dispatcher.stop()
     })
   },
-  { name: 'dispatcher', dependencies: ['env', 'db'] },
+  { name: 'dispatcher', dependencies: ['env', 'db', 'metrics'] },
 )

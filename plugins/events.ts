@@ -1,17 +1,31 @@
 import type { FastifyBaseLogger } from 'fastify'
 import fp from 'fastify-plugin'
 
-/** In-process domain events. Published only after the transaction that caused them has committed. */
+/** SPEC "Events" and DECISIONS section 3: a new tenant and its OWNER exist (committed). */
+export interface OwnerRegisteredEvent {
+  tenantId: number
+  tenantSlug: string
+  ownerUserId: number
+  occurredAt: Date
+}
+
+/**
+ * In-process domain events, keyed by SPEC's event names. Published only after the transaction that caused them has
+ * committed.
+ */
 export interface DomainEvents {
-  OwnerRegistered: { tenantId: number; tenantSlug: string; ownerUserId: number; occurredAt: Date }
+  OwnerRegisteredEvent: OwnerRegisteredEvent
 }
 
 type Subscriber<K extends keyof DomainEvents> = (event: DomainEvents[K]) => unknown
 
 export interface EventBus {
   subscribe<K extends keyof DomainEvents>(name: K, subscriber: Subscriber<K>): () => void
-  /** Delivers to every subscriber; a failing subscriber is logged and never fails the publisher. */
-  publish<K extends keyof DomainEvents>(name: K, event: DomainEvents[K]): Promise<void>
+  /**
+   * Delivers to every subscriber; a failing subscriber is logged (on `log`: the publishing request's, so the line
+   * carries its request id) and never fails the publisher.
+   */
+  publish<K extends keyof DomainEvents>(name: K, event: DomainEvents[K], log?: FastifyBaseLogger): Promise<void>
 }
 
 declare module 'fastify' {
@@ -29,13 +43,13 @@ export function createEventBus(log: FastifyBaseLogger): EventBus {
       subscribers.set(name, set)
       return () => set.delete(subscriber as Subscriber<keyof DomainEvents>)
     },
-    async publish(name, event) {
+    async publish(name, event, publisherLog = log) {
       await Promise.all(
         [...(subscribers.get(name) ?? [])].map(async (subscriber) => {
           try {
             await subscriber(event)
           } catch (error) {
-            log.error({ err: error, event: name }, 'event subscriber failed')
+            publisherLog.error({ err: error, event: name }, 'event subscriber failed')
           }
         }),
       )

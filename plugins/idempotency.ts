@@ -156,7 +156,7 @@ export default fp(
       // Opened like the request transaction, revocation check included: a replay answers before tenant-tx runs,
       // and a logged-out token must not read what it once created (AUTH_004).
       const outcome = await app.db.transaction().execute(async (trx) => {
-        const tenantTrx = await openRequestScope(trx, scope.tenantId, request.accessJti)
+        const tenantTrx = await openRequestScope(trx, scope.tenantId, request.accessJti, identity.userId)
         return claimOrReplay(tenantTrx, scope, fingerprint, (loadTrx, id) => route.load(loadTrx, id, request))
       })
       if (outcome.kind === 'claimed') {

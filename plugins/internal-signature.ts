@@ -2,6 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { FastifyBodyParser, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { findTenantBySlug } from '../db/repos/tenants.js'
+import { claimSignature } from '../db/repos/used-internal-signatures.js'
 import { AppError } from '../lib/errors.js'
 
 declare module 'fastify' {
@@ -116,6 +117,19 @@ export default fp(
       request.tenantId = tenant.id
       // Fastify's own parser error (empty or malformed JSON), rendered as VALIDATION_FAILED by the problem plugin.
       if (request.bodyParseError) throw request.bodyParseError
+    })
+
+    // A signed call is accepted once (DECISIONS section 9): otherwise a captured call (a REJECTED) could be sent again
+    // within the window, over a later decision. The signature is claimed in the request's own transaction
+    // (tenant-tx's preHandler, registered before this one, has opened it): it is used up only if the call commits,
+    // and of two concurrent replays the second waits on the row and then finds it taken.
+    app.addHook('preHandler', async (request) => {
+      if (request.routeOptions.config.internalSignature !== true || !secret) return
+      // Kept until the timestamp leaves the window; after that the timestamp check refuses the call by itself.
+      const expiresAt = new Date((Number(header(request, 'x-timestamp')) + SIGNATURE_WINDOW_SECONDS) * 1000)
+      if (!(await claimSignature(request.db, header(request, 'x-signature')!, expiresAt))) {
+        throw invalid('This signed call was already accepted; sign every call anew (a fresh X-Timestamp).')
+      }
     })
   },
   { name: 'internal-signature', dependencies: ['env', 'db', 'tenant-tx'] },

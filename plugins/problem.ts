@@ -1,7 +1,19 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../lib/errors.js'
 import { sendProblem, toAppError } from '../lib/http/problem.js'
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
+
+/**
+ * The methods a known path serves (RFC 9110 section 15.5.6: 405 names them in Allow). OPTIONS never makes a path
+ * known: an unknown path stays 404 even where a preflight route matches everything.
+ */
+function allowedMethods(app: FastifyInstance, path: string): string[] {
+  const allowed: string[] = METHODS.filter((method) => app.findRoute({ method, url: path }) !== null)
+  if (allowed.length > 0 && app.findRoute({ method: 'OPTIONS', url: path }) !== null) allowed.push('OPTIONS')
+  return allowed
+}
 
 export default fp(
   async (app) => {
@@ -20,7 +32,15 @@ export default fp(
     })
 
     app.setNotFoundHandler((request, reply) => {
-      return sendProblem(reply, new AppError('NOT_FOUND', `No endpoint ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}`))
+      const path = request.url.split('?')[0] ?? ''
+      const allowed = request.method === 'OPTIONS' ? [] : allowedMethods(app, path)
+      if (allowed.length > 0) {
+        const problem = new AppError('METHOD_NOT_ALLOWED', `${path.slice(0, 200)} accepts ${allowed.join(', ')}`, {
+          headers: { allow: allowed.join(', ') },
+        })
+        return sendProblem(reply, problem)
+      }
+      return sendProblem(reply, new AppError('NOT_FOUND', `No endpoint ${request.method} ${path.slice(0, 200)}`))
     })
   },
   { name: 'problem' },

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { ControlledTransaction } from 'kysely'
 import type { DB } from '../db/schema.js'
 import { openRequestScope, type TenantTx } from '../db/tenant.js'
-import { isRevokedAccessToken } from '../lib/db-errors.js'
+import { requestScopeRefusal } from '../lib/db-errors.js'
 import { AppError } from '../lib/errors.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../lib/http/problem.js'
 
@@ -64,7 +64,7 @@ export default fp(
       if (!open) return
       await open.trx.rollback().execute().catch((error: unknown) => {
         // A revoked token found only now (the handler sent nothing): the transaction is over all the same.
-        if (!isRevokedAccessToken(error)) request.log.error({ err: error }, 'rollback failed')
+        if (!requestScopeRefusal(error)) request.log.error({ err: error }, 'rollback failed')
       })
     }
 
@@ -79,7 +79,7 @@ export default fp(
       if (tenantId === null) throw new AppError('INTERNAL_ERROR', 'route needs a tenant context but none was set')
       const trx = await app.db.startTransaction().execute()
       try {
-        const tenantTrx = await openRequestScope(trx, tenantId, request.accessJti)
+        const tenantTrx = await openRequestScope(trx, tenantId, request.accessJti, request.identity?.userId ?? null)
         ;(request as WithTransaction)[kTransaction] = { trx, tenantTrx, afterCommit: [] }
       } catch (error) {
         await trx.rollback().execute().catch(() => undefined)
@@ -98,11 +98,18 @@ export default fp(
         try {
           await open.trx.rollback().execute()
         } catch (error) {
-          if (!isRevokedAccessToken(error)) throw error
+          const refusal = requestScopeRefusal(error)
+          if (!refusal) {
+            // The connection broke (the error being answered is usually why): the server ends the transaction
+            // with the session and Kysely has released the connection, so the answer stands.
+            request.log.warn({ err: error }, 'rollback failed')
+            return payload
+          }
           // The handler failed before sending a statement, so the revocation check travelled with this rollback.
           // A revoked token learns nothing else; this is an error reply already, so it is rewritten here.
-          reply.code(401).type(PROBLEM_CONTENT_TYPE)
-          return JSON.stringify(problemBody(new AppError('AUTH_004')))
+          const refused = new AppError(refusal)
+          reply.code(refused.status).type(PROBLEM_CONTENT_TYPE)
+          return JSON.stringify(problemBody(refused, request.id))
         }
         return payload
       }

@@ -56,7 +56,7 @@ await runScript(async () => {
     const tenant = await findTenantBySlug(database.db, args.tenant)
     if (!tenant) throw new UsageError(`no tenant with slug "${args.tenant}"`)
     const users = createUserAdministration({ db: database.db, env })
-    return await users.createUser(tenant.id, { name: args.name, phone: args.phone, role: args.role })
+    return await users.createUser(args.name, args.phone, args.role, tenant.id)
   } finally {
     await database.close()
   }

@@ -124,7 +124,16 @@ export async function refresh(app: FastifyInstance, refreshToken: string, extras
 /** A user inserted through the owner connection with a real bcrypt hash, so it can log in. */
 export async function insertUserWithPassword(
   tenant: { id: number },
-  options: { role?: Role; status?: UserStatus; loginId?: string; password?: string; passwordHash?: string; cost?: number } = {},
+  options: {
+    role?: Role
+    status?: UserStatus
+    loginId?: string
+    password?: string
+    passwordHash?: string
+    cost?: number
+    /** A look-alike of an existing id that predates the uniqueness rule (see the identity migration). */
+    legacyLoginKeyDuplicate?: boolean
+  } = {},
 ): Promise<UserRow & { password: string }> {
   const password = options.password ?? strongPassword()
   const passwordHash = options.passwordHash ?? (await hashPassword(password, options.cost ?? 4))
@@ -133,6 +142,7 @@ export async function insertUserWithPassword(
     status: options.status ?? 'ACTIVE',
     passwordHash,
     loginId: options.loginId ?? unique('user'),
+    legacyLoginKeyDuplicate: options.legacyLoginKeyDuplicate ?? false,
   })
   return { ...user, password }
 }

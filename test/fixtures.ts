@@ -54,7 +54,7 @@ export interface UserRow {
 
 export async function insertUser(
   tenant: { id: number },
-  options: { role?: Role; status?: UserStatus; passwordHash?: string; loginId?: string } = {},
+  options: { role?: Role; status?: UserStatus; passwordHash?: string; loginId?: string; legacyLoginKeyDuplicate?: boolean } = {},
 ): Promise<UserRow> {
   return owner()
     .insertInto('users')
@@ -66,6 +66,7 @@ export async function insertUser(
       role: options.role ?? 'STUDENT',
       status: options.status ?? 'ACTIVE',
       avatarSeed: unique('seed'),
+      ...(options.legacyLoginKeyDuplicate ? { legacyLoginKeyDuplicate: true } : {}),
       updatedAt: new Date(),
     })
     .returning(['id', 'tenantId', 'userLoginId', 'role', 'name'])

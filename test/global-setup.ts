@@ -8,13 +8,16 @@ import { join } from 'node:path'
 import { openPostgres } from '../db/database.js'
 import { openEmbedded } from '../db/embedded.js'
 import { withDatabase } from './database-url.js'
+import { ensureRuntimeLoginRole, runtimeUrl } from './runtime-role.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Which backend this run uses; test/helper.ts derives `isEmbedded` from it. */
     databaseKind: 'postgres' | 'embedded'
-    /** PostgreSQL: the run's migrated database. Embedded: '' (there is no server to connect to). */
+    /** PostgreSQL: the run's migrated database, as the owner. Embedded: '' (there is no server to connect to). */
     databaseUrl: string
+    /** PostgreSQL: the same database as the least-privilege runtime login role (test/runtime-role.ts). Embedded: ''. */
+    runtimeDatabaseUrl: string
     /** Embedded: a migrated store (an SVC_DATA_DIR) that each test file copies. PostgreSQL: ''. */
     embeddedTemplateDir: string
     /** Embedded: the run's scratch directory, removed at the end. PostgreSQL: ''. */
@@ -91,9 +94,12 @@ async function setupPostgres(project: TestProject, server: Extract<Backend, { ki
   const database = openPostgres(url, 1)
   await database.migrate()
   await database.close()
+  // After the migration, which creates the role it is granted.
+  await ensureRuntimeLoginRole(url)
   console.log(`[tests] PostgreSQL from ${server.source}, database ${name}`)
   project.provide('databaseKind', 'postgres')
   project.provide('databaseUrl', url)
+  project.provide('runtimeDatabaseUrl', runtimeUrl(url))
   project.provide('embeddedTemplateDir', '')
   project.provide('embeddedRoot', '')
 
@@ -122,6 +128,7 @@ async function setupEmbedded(project: TestProject, source: string) {
   console.log(`[tests] embedded PGlite store (${source}); template ${template}, one copy per test file`)
   project.provide('databaseKind', 'embedded')
   project.provide('databaseUrl', '')
+  project.provide('runtimeDatabaseUrl', '')
   project.provide('embeddedTemplateDir', template)
   project.provide('embeddedRoot', root)
 

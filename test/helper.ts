@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, inject, it, type TestFunction } from 'vi
 import app from '../app.js'
 import { openPostgres, type Database } from '../db/database.js'
 import { openEmbedded, type EmbeddedDatabase } from '../db/embedded.js'
+import { postgresOptions } from '../db/open.js'
 import { loadEnv, type Env } from '../lib/env.js'
 import { buildService } from '../lib/http/build.js'
 import { serverOptions } from '../lib/http/server-options.js'
@@ -81,11 +82,13 @@ if (isEmbedded) {
   })
 }
 
-export function testEnv(overrides: Record<string, string> = {}): Env {
+export function testEnv(overrides: Record<string, string | undefined> = {}): Env {
   return loadEnv({
     NODE_ENV: 'test',
-    // Unset on the embedded backend: openTestDatabase then hands out the file's store.
-    DATABASE_URL: isEmbedded ? undefined : inject('databaseUrl'),
+    // Unset on the embedded backend: openTestDatabase then hands out the file's store. On PostgreSQL the service
+    // runs as the least-privilege login role and only migrations as the owner, as in production.
+    DATABASE_URL: isEmbedded ? undefined : inject('runtimeDatabaseUrl'),
+    DATABASE_MIGRATION_URL: isEmbedded ? undefined : inject('databaseUrl'),
     LOG_LEVEL: 'silent',
     SVC_JWT_SECRET: TEST_JWT_SECRET,
     SVC_BCRYPT_COST: '4',
@@ -95,6 +98,8 @@ export function testEnv(overrides: Record<string, string> = {}): Env {
     SVC_SMS_DISPATCHER: 'off',
     SVC_DB_POOL_MAX: '5',
     SVC_MIGRATE_ON_START: 'false',
+    // Another database named without its owner: the run's owner URL would name the wrong database.
+    ...('DATABASE_URL' in overrides && !('DATABASE_MIGRATION_URL' in overrides) ? { DATABASE_MIGRATION_URL: undefined } : {}),
     ...overrides,
   })
 }
@@ -105,9 +110,13 @@ export function testEnv(overrides: Record<string, string> = {}): Env {
  * an app leaves it open for the rest of the file.
  */
 export function openTestDatabase(env: Env = testEnv()): Database {
-  if (env.DATABASE_URL) return openPostgres(env.DATABASE_URL, env.SVC_DB_POOL_MAX)
-  const store = embeddedStore()
-  return { db: store.db, kind: 'embedded', migrate: () => store.migrate(), close: async () => undefined }
+  if (env.DATABASE_URL) return openPostgres(env.DATABASE_URL, env.SVC_DB_POOL_MAX, postgresOptions(env))
+  return sharedEmbeddedDatabase(embeddedStore())
+}
+
+/** The file's embedded store as an app's database: closing the app leaves the store open. */
+export function sharedEmbeddedDatabase(store: EmbeddedDatabase): Database {
+  return { db: store.db, kind: 'embedded', migrate: () => store.migrate(), probe: () => store.probe(), close: async () => undefined }
 }
 
 /** Builds the production app against the test database (migrated once by the global setup). */

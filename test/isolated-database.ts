@@ -6,10 +6,16 @@ import { createPool, kyselyOver, openPostgres, type Database } from '../db/datab
 import type { DB } from '../db/schema.js'
 import { embeddedStore, isEmbedded, openTestDatabase, testEnv } from './helper.js'
 import { withDatabase } from './database-url.js'
+import { runtimeUrl } from './runtime-role.js'
 
 export interface IsolatedDatabase {
-  /** PostgreSQL URL for `buildTestApp({ DATABASE_URL: iso.url })`; '' on the embedded store, meaning the file's store. */
+  /**
+   * PostgreSQL URL for `buildTestApp({ DATABASE_URL: iso.url })`, as the least-privilege runtime login role; '' on
+   * the embedded store, meaning the file's store.
+   */
   url: string
+  /** The same database as the owner (DATABASE_MIGRATION_URL); '' on the embedded store. */
+  ownerUrl: string
   /** Owner connection (bypasses RLS) for fixtures and assertions. */
   owner: Kysely<DB>
   /** The runtime database (as svc_app) over it, for code under test that takes a `Database`; close it when done. */
@@ -36,7 +42,7 @@ async function admin(text: string): Promise<void> {
 export async function isolatedDatabase(): Promise<IsolatedDatabase> {
   if (isEmbedded) {
     const store = embeddedStore()
-    return { url: '', owner: store.owner, open: () => openTestDatabase(testEnv()), drop: async () => undefined }
+    return { url: '', ownerUrl: '', owner: store.owner, open: () => openTestDatabase(testEnv()), drop: async () => undefined }
   }
   const name = `svc_iso_${randomBytes(5).toString('hex')}`
   await admin(`create database ${name}`)
@@ -46,9 +52,10 @@ export async function isolatedDatabase(): Promise<IsolatedDatabase> {
   await database.close()
   const owner = kyselyOver(createPool(url, 3))
   return {
-    url,
+    url: runtimeUrl(url),
+    ownerUrl: url,
     owner,
-    open: (poolMax) => openPostgres(url, poolMax),
+    open: (poolMax) => openPostgres(runtimeUrl(url), poolMax, { migrationUrl: url }),
     async drop() {
       await owner.destroy()
       await admin(`drop database if exists ${name} with (force)`)

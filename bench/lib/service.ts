@@ -89,6 +89,8 @@ export function productionEnv(databaseUrl: string, jwtSecret: string): Record<st
     // The load comes from one address; the per-address login budget and the lockout would refuse it.
     SVC_LOGIN_IP_PER_MINUTE: '1000000',
     SVC_LOGIN_MAX_FAILURES: '1000',
+    // Load tests send far more recipients than a tenant's daily quota allows (the quota has its own tests).
+    SVC_SMS_TENANT_DAILY_RECIPIENTS: '0',
     // Plain-HTTP clients on loopback; the attribute does not change the work done.
     SVC_COOKIE_SECURE: 'false',
     // A production deployment has one; without it the service warns at start.

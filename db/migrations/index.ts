@@ -8,6 +8,16 @@ import * as unloggedLoginGuards from './2026-11-22T04-10-00-unlogged-login-guard
 import * as sessionRotation from './2026-11-22T05-10-00-session-rotation.js'
 import * as loginStatements from './2026-11-22T05-20-00-login-statements.js'
 import * as revokedTokenRefusal from './2026-11-23T00-00-00-revoked-token-refusal.js'
+import * as dispatchLeases from './2026-11-23T02-00-00-dispatch-leases.js'
+import * as requestScopeStatus from './2026-11-23T03-00-00-request-scope-status.js'
+import * as refreshReuseGrace from './2026-11-23T03-10-00-refresh-reuse-grace.js'
+import * as loginIdKeys from './2026-11-23T03-20-00-login-id-keys.js'
+import * as smsDailyUsage from './2026-11-23T04-00-00-sms-daily-usage.js'
+import * as dispatchHolds from './2026-11-23T04-10-00-dispatch-holds.js'
+import * as recipientProviderGroup from './2026-11-23T04-20-00-recipient-provider-group.js'
+import * as usedInternalSignatures from './2026-11-23T05-00-00-used-internal-signatures.js'
+import * as dispatchStats from './2026-11-23T06-00-00-dispatch-stats.js'
+import * as pendingSenders from './2026-11-23T06-10-00-pending-senders.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -23,4 +33,14 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T05-10-00-session-rotation': sessionRotation,
   '2026-11-22T05-20-00-login-statements': loginStatements,
   '2026-11-23T00-00-00-revoked-token-refusal': revokedTokenRefusal,
+  '2026-11-23T02-00-00-dispatch-leases': dispatchLeases,
+  '2026-11-23T03-00-00-request-scope-status': requestScopeStatus,
+  '2026-11-23T03-10-00-refresh-reuse-grace': refreshReuseGrace,
+  '2026-11-23T03-20-00-login-id-keys': loginIdKeys,
+  '2026-11-23T04-00-00-sms-daily-usage': smsDailyUsage,
+  '2026-11-23T04-10-00-dispatch-holds': dispatchHolds,
+  '2026-11-23T04-20-00-recipient-provider-group': recipientProviderGroup,
+  '2026-11-23T05-00-00-used-internal-signatures': usedInternalSignatures,
+  '2026-11-23T06-00-00-dispatch-stats': dispatchStats,
+  '2026-11-23T06-10-00-pending-senders': pendingSenders,
 }

@@ -9,7 +9,8 @@ export interface Claim {
 }
 
 /**
- * Claims up to `batchSize` due messages across tenants for `leaseSeconds`, through the owner-privileged
+ * Claims up to `batchSize` due messages across tenants for `leaseSeconds` (the dispatcher asks for as many as it
+ * has free workers, so nothing claimed waits in memory), through the owner-privileged
  * svc_claim_due_sms function (FOR UPDATE SKIP LOCKED: concurrent instances never claim the same row). It returns
  * ids and tokens only; every read of message data happens later inside the message's tenant context.
  */
@@ -40,6 +41,61 @@ export async function findClaimedMessage(trx: TenantTx, claim: Claim): Promise<C
     .where('m.claimToken', '=', claim.claimToken)
     .where('m.claimedUntil', '>', new Date())
     .executeTakeFirst()
+}
+
+/**
+ * The hand-over, in one statement: if this claim still holds the message (PENDING, same token, lease running, not
+ * yet handed over) and it has attempts left, counts the attempt and marks it handed to the provider, before the
+ * provider is called. An attempt whose process dies during the call still counts, so a message that keeps killing
+ * its instance ends FAILED after `maxAttempts`. Returns the message with the attempt's number in
+ * `dispatchAttempts`, or undefined (claim lost, attempts exhausted, or the message is held: its tenant is not ACTIVE
+ * or its live-provider sender not APPROVED).
+ */
+export async function handOverClaimedMessage(trx: TenantTx, claim: Claim, maxAttempts: number): Promise<ClaimedMessage | undefined> {
+  return trx
+    .updateTable('smsMessages as m')
+    .from('tenants as t')
+    .set((eb) => ({ dispatchAttempts: eb('m.dispatchAttempts', '+', 1), handedOverAt: sql<Date>`now()` }))
+    .whereRef('t.id', '=', 'm.tenantId')
+    .where('m.id', '=', claim.smsId)
+    .where('m.status', '=', 'PENDING')
+    .where('m.claimToken', '=', claim.claimToken)
+    .where('m.claimedUntil', '>', sql<Date>`now()`)
+    .where('m.handedOverAt', 'is', null)
+    .where('m.dispatchAttempts', '<', maxAttempts)
+    // The claim's hold rule again, for a tenant suspended or a sender withdrawn since the claim (DECISIONS 9).
+    .where('t.status', '=', 'ACTIVE')
+    .where((eb) =>
+      eb.or([
+        eb('m.provider', '<>', 'extsms'),
+        eb.exists(
+          eb
+            .selectFrom('smsSenderSettings as s')
+            .select('s.id')
+            .whereRef('s.tenantId', '=', 'm.tenantId')
+            .where('s.provider', '=', 'extsms')
+            .where('s.registrationStatus', '=', 'APPROVED'),
+        ),
+      ]),
+    )
+    .returning(['m.id', 'm.senderNumber', 'm.title', 'm.content', 'm.messageType', 'm.dispatchAttempts', 't.slug as tenantSlug'])
+    .executeTakeFirst()
+}
+
+/**
+ * Extends the lease of a claim this instance still holds (heartbeat while an attempt runs). Guarded by the token
+ * only, not by the old lease: a lease that lapsed during a database outage is still ours until another instance
+ * claims the message (which replaces the token). False when the claim was lost.
+ */
+export async function renewLease(trx: TenantTx, claim: Claim, leaseSeconds: number): Promise<boolean> {
+  const result = await trx
+    .updateTable('smsMessages')
+    .set({ claimedUntil: sql<Date>`now() + make_interval(secs => ${leaseSeconds})` })
+    .where('id', '=', claim.smsId)
+    .where('claimToken', '=', claim.claimToken)
+    .where('status', '=', 'PENDING')
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
 }
 
 /** Recipients not yet handed to the provider: a recipient the provider accepted is never sent again. */
@@ -73,6 +129,8 @@ export interface RecipientOutcome {
   recipientIndex: number
   status: Extract<DeliveryStatus, 'DISPATCHED' | 'FAILED'>
   providerMessageId: string | null
+  /** The group of the provider call that answered for this recipient. */
+  providerGroupId: string | null
   statusCode: string | null
   statusMessage: string | null
 }
@@ -87,13 +145,14 @@ export async function recordRecipientOutcomes(trx: TenantTx, smsId: number, outc
     update sms_recipients r set
       delivery_status = case when r.delivery_status = 'PENDING' then o.status else r.delivery_status end,
       provider_message_id = coalesce(r.provider_message_id, o.message_id),
+      provider_group_id = coalesce(r.provider_group_id, o.group_id),
       provider_status_code = coalesce(r.provider_status_code, o.status_code),
       provider_status_message = coalesce(r.provider_status_message, o.status_message),
       updated_at = now()
     from unnest(${outcomes.map((o) => o.recipientIndex)}::int[], ${outcomes.map((o) => o.status)}::text[],
-                ${outcomes.map((o) => o.providerMessageId)}::text[], ${outcomes.map((o) => o.statusCode)}::text[],
-                ${outcomes.map((o) => o.statusMessage)}::text[])
-      as o(recipient_index, status, message_id, status_code, status_message)
+                ${outcomes.map((o) => o.providerMessageId)}::text[], ${outcomes.map((o) => o.providerGroupId)}::text[],
+                ${outcomes.map((o) => o.statusCode)}::text[], ${outcomes.map((o) => o.statusMessage)}::text[])
+      as o(recipient_index, status, message_id, group_id, status_code, status_message)
     where r.sms_id = ${smsId} and r.recipient_index = o.recipient_index`.execute(trx)
 }
 
@@ -130,7 +189,6 @@ export async function tallyRecipients(trx: TenantTx, smsId: number): Promise<Rec
 
 export interface DispatchUpdate {
   status: SmsStatus
-  attemptsIncrement: 1
   providerGroupId?: string | null
   lastProviderError?: string | null
   nextAttemptAt?: Date
@@ -140,16 +198,16 @@ export interface DispatchUpdate {
   confirmed?: boolean
 }
 
-/** Ends this claim: writes the attempt's outcome and releases the token and lease. */
+/** Ends this claim: writes the attempt's outcome and releases the token and lease (the attempt was counted at hand-over). */
 export async function finishAttempt(trx: TenantTx, claim: Claim, update: DispatchUpdate): Promise<void> {
   const now = new Date()
   await trx
     .updateTable('smsMessages')
     .set((eb) => ({
       status: update.status,
-      dispatchAttempts: eb('dispatchAttempts', '+', 1),
       claimToken: null,
       claimedUntil: null,
+      handedOverAt: null,
       dispatchedAt: now,
       updatedAt: now,
       version: eb('version', '+', 1),
@@ -166,12 +224,16 @@ export async function finishAttempt(trx: TenantTx, claim: Claim, update: Dispatc
     .execute()
 }
 
-/** Gives a claim back untouched (shutdown before the provider was called). */
+/**
+ * Gives a claim back untouched (shutdown before the provider was called). Never one that was handed over: its
+ * answer must be recorded, or its lease must run out, so the attempt is never lost or repeated uncounted.
+ */
 export async function releaseClaim(trx: TenantTx, claim: Claim): Promise<void> {
   await trx
     .updateTable('smsMessages')
     .set({ claimToken: null, claimedUntil: null })
     .where('id', '=', claim.smsId)
     .where('claimToken', '=', claim.claimToken)
+    .where('handedOverAt', 'is', null)
     .execute()
 }

@@ -5,7 +5,7 @@ import type { Tenant } from './tenants.js'
 // login_failures, tenants and owner_directory hold no RLS rows, so the login's first statement runs on the root
 // handle, before any tenant context exists.
 
-/** Failed logins are counted per (customId, or `root` for root entry, and lower-cased login id). */
+/** Failed logins are counted per (customId, or `root` for root entry, and the login id exactly as presented). */
 export interface FailureKey {
   scope: string
   loginId: string

@@ -1,6 +1,6 @@
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { TenantTx } from '../tenant.js'
-import type { RegistrationStatus } from '../schema.js'
+import type { DB, RegistrationStatus } from '../schema.js'
 
 /** Only the live provider's row is ever used (SPEC "Sender setting"); mock deployments read it too. */
 export const LIVE_PROVIDER = 'extsms'
@@ -107,4 +107,21 @@ export function decideSenderSetting(
     .where('provider', '=', provider)
     .returning(COLUMNS)
     .executeTakeFirst()
+}
+
+export interface PendingSenderNumber {
+  slug: string
+  tenantName: string
+  senderNumber: string | null
+  requestedAt: Date
+}
+
+/**
+ * Every tenant's sender number awaiting an operator's decision, oldest request first. Across tenants, so through
+ * svc_pending_sender_numbers() (SECURITY DEFINER, these four columns only) rather than the owner connection.
+ */
+export async function listPendingSenderNumbers(db: Kysely<DB>): Promise<PendingSenderNumber[]> {
+  const { rows } = await sql<PendingSenderNumber>`
+    select tenant_slug as slug, tenant_name, sender_number, requested_at from svc_pending_sender_numbers()`.execute(db)
+  return rows
 }

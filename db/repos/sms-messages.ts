@@ -143,13 +143,15 @@ export function cancelScheduledMessage(
   return query.returning(COLUMNS).executeTakeFirst()
 }
 
-export async function cancelPendingRecipients(trx: TenantTx, smsId: number): Promise<void> {
-  await trx
+/** Cancels the message's PENDING recipients; returns how many, which the daily quota gets back. */
+export async function cancelPendingRecipients(trx: TenantTx, smsId: number): Promise<number> {
+  const result = await trx
     .updateTable('smsRecipients')
     .set({ deliveryStatus: 'CANCELLED', updatedAt: sql<Date>`now()` })
     .where('smsId', '=', smsId)
     .where('deliveryStatus', '=', 'PENDING')
-    .execute()
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
 }
 
 /**

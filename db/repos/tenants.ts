@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
+import { loginIdKey } from '../../lib/tenant/identifiers.js'
 import type { DB, TenantStatus } from '../schema.js'
 
 // tenants and owner_directory have no RLS: these functions take the root handle (or any transaction).
@@ -39,11 +40,12 @@ export function insertTenant(
     .executeTakeFirstOrThrow()
 }
 
+/** The owner whose login id is `userLoginId`, or equals it after NFKC and case folding (its login key). */
 export function findOwnerEntry(db: Root, userLoginId: string) {
   return db
     .selectFrom('ownerDirectory')
-    .select(['tenantId', 'userId'])
-    .where('userLoginId', '=', userLoginId)
+    .select(['tenantId', 'userId', 'userLoginId'])
+    .where('loginKey', '=', loginIdKey(userLoginId))
     .executeTakeFirst()
 }
 
@@ -51,5 +53,5 @@ export async function insertOwnerEntry(
   db: Root,
   entry: { userLoginId: string; tenantId: number; userId: number },
 ): Promise<void> {
-  await db.insertInto('ownerDirectory').values(entry).execute()
+  await db.insertInto('ownerDirectory').values({ ...entry, loginKey: loginIdKey(entry.userLoginId) }).execute()
 }

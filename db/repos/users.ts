@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { loginIdKey } from '../../lib/tenant/identifiers.js'
 import { precompiled } from '../precompiled.js'
 import type { TenantTx } from '../tenant.js'
 import type { Role, UserStatus } from '../schema.js'
@@ -83,7 +84,7 @@ export function insertUser(
 ): Promise<UserRecord> {
   return trx
     .insertInto('users')
-    .values({ ...values, updatedAt: new Date() })
+    .values({ ...values, loginKey: loginIdKey(values.userLoginId), updatedAt: new Date() })
     .returning(USER_COLUMNS)
     .executeTakeFirstOrThrow()
 }
@@ -126,16 +127,20 @@ export function updateUserStatus(trx: TenantTx, id: number, status: UserStatus):
 
 /**
  * Changes a login id in both places it lives, in one statement: the user row and, for an owner, the owner
- * directory (no RLS, keyed globally by login id). A taken id fails on either unique key. Returns false when the
+ * directory (no RLS, keyed globally by login id). A taken id, or one equal to a taken one after NFKC and case folding
+ * (the login key), fails on either unique key. Returns false when the
  * user is not visible in this tenant.
  */
 export async function changeUserLoginId(trx: TenantTx, id: number, userLoginId: string): Promise<boolean> {
   const { rows } = await sql<{ id: number }>`
     with renamed as (
-      update users set user_login_id = ${userLoginId}, updated_at = now() where id = ${id}
+      update users set user_login_id = ${userLoginId}, login_key = ${loginIdKey(userLoginId)},
+                       legacy_login_key_duplicate = false, updated_at = now()
+      where id = ${id}
       returning tenant_id, id
     ), directory as (
-      update owner_directory set user_login_id = ${userLoginId}
+      update owner_directory set user_login_id = ${userLoginId}, login_key = ${loginIdKey(userLoginId)},
+                                 legacy_login_key_duplicate = false
       from renamed where owner_directory.tenant_id = renamed.tenant_id and owner_directory.user_id = renamed.id
     )
     select id from renamed`.execute(trx)

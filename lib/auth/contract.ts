@@ -1,4 +1,5 @@
 import type { Role } from '../../db/schema.js'
+import { AppError } from '../errors.js'
 import type { AuthDeps } from './deps.js'
 import type { TenantScope } from './tenant-scope.js'
 import { getUserInfo, validateToken } from './token-identity.js'
@@ -7,36 +8,57 @@ import type { UserAdminDeps } from './user-admin.js'
 
 /**
  * The in-process contract other modules of this service use instead of HTTP (SPEC "In-process contract",
- * DECISIONS section 3). Import it from here only; the Fastify app exposes one instance as `app.authContract`.
+ * DECISIONS section 3), with SPEC's call shapes exactly. Import it from here only; the Fastify app exposes one
+ * instance as `app.authContract`.
  *
- * - Every user-administration call takes its tenant explicitly as the first argument (a tenant id, or
- *   `{ tenantId, trx }` to join a transaction the caller holds) and runs only inside that tenant's RLS context;
- *   SPEC's `deleteUser(userId)` is `deleteUser(tenantId, userId)` here, and `createUser(name, phone, role,
- *   tenantId)` is `createUser(tenantId, { name, phone, role })`.
+ * - The tenant context is explicit (DECISIONS 3): `forTenant(scope)` binds the contract to a tenant id (each call
+ *   opens and commits its own tenant transaction) or to `{ tenantId, trx }` (each call joins a transaction the
+ *   caller holds), and the bound contract offers every SPEC call: `deleteUser(userId)`, `resetPassword(userId)`,
+ *   `changeLoginId(userId, newLoginId)`, `getAvatarSeeds(userIds)`, `createUser(name, phone, role, tenantId)`.
+ *   `createUser` names its tenant itself, so it is also offered unbound; bound, a tenant id other than the bound
+ *   one is refused (TENANT_MISMATCH) rather than written outside the caller's context.
  * - Token calls take the raw access token (no `Bearer ` prefix) and use the tenant the token names.
  * - Failures throw the catalog's AppError, the same codes the HTTP layer answers: AUTH_003/AUTH_004 for tokens,
- *   VALIDATION_FAILED, INVALID_PHONE_NUMBER, AUTH_011, TENANT_NOT_FOUND, and NOT_FOUND for a user id that does not
- *   exist in the tenant.
+ *   VALIDATION_FAILED, INVALID_PHONE_NUMBER, AUTH_011, TENANT_NOT_FOUND, TENANT_MISMATCH, and NOT_FOUND for a user
+ *   id that does not exist in the tenant.
  */
-export interface AuthContract extends UserAdministration {
+export interface AuthContract extends TokenCalls, UserAdministration {
+  forTenant(scope: TenantScope): TenantAuthContract
+}
+
+/** SPEC's whole contract for one tenant context. */
+export interface TenantAuthContract extends TokenCalls, TenantUserAdministration {}
+
+export interface TokenCalls {
   /** The identity of a valid, unrevoked access token; AUTH_003 when invalid or expired, AUTH_004 when revoked. */
   validateToken(token: string): Promise<TokenIdentity>
   /** validateToken plus the user's current name and role. */
   getUserInfo(token: string): Promise<UserInfo>
 }
 
+/** SPEC's createUser, which names its tenant; `forTenant` gives the calls that need a tenant context. */
 export interface UserAdministration {
-  /** Generates the login id and a temporary password (returned once, never stored in clear). OWNER is refused. */
-  createUser(scope: TenantScope, user: NewUser): Promise<CreatedUser>
-  /** Status DELETED, every session ended (USER_DELETED). Frees nothing: the login id stays taken. */
-  deleteUser(scope: TenantScope, userId: number): Promise<void>
-  /** Sets and returns a new temporary password; every session ends (PASSWORD_RESET). */
-  resetPassword(scope: TenantScope, userId: number): Promise<string>
-  /** AUTH_011 when taken; an owner's directory entry changes in the same transaction; sessions end (LOGIN_ID_CHANGED). */
-  changeLoginId(scope: TenantScope, userId: number, newLoginId: string): Promise<void>
-  /** One query for all ids; ids unknown in the tenant are absent from the map. */
-  getAvatarSeeds(scope: TenantScope, userIds: readonly number[]): Promise<Map<number, string>>
+  createUser: CreateUser
+  forTenant(scope: TenantScope): TenantUserAdministration
 }
+
+export interface TenantUserAdministration {
+  createUser: CreateUser
+  /** Status DELETED, every session ended (USER_DELETED). Frees nothing: the login id stays taken. */
+  deleteUser(userId: number): Promise<void>
+  /** Sets and returns a new temporary password; every session ends (PASSWORD_RESET). */
+  resetPassword(userId: number): Promise<string>
+  /** AUTH_011 when taken; an owner's directory entry changes in the same transaction; sessions end (LOGIN_ID_CHANGED). */
+  changeLoginId(userId: number, newLoginId: string): Promise<void>
+  /** One query for all ids; ids unknown in the tenant are absent from the map. */
+  getAvatarSeeds(userIds: readonly number[]): Promise<Map<number, string>>
+}
+
+/**
+ * Generates the login id and a temporary password (returned once, never stored in clear). The phone may be null,
+ * undefined or blank (no phone). OWNER is refused at run time (VALIDATION_FAILED): owners come only with their tenant.
+ */
+export type CreateUser = (name: string, phone: string | null | undefined, role: Role, tenantId: number) => Promise<CreatedUser>
 
 export type { TenantScope }
 
@@ -62,11 +84,13 @@ export interface UserInfo {
 
 export type CreatableRole = Exclude<Role, 'OWNER'>
 
+/** createUser's arguments inside the service (lib/auth/user-admin.ts). */
 export interface NewUser {
   name: string
   /** Any valid Korean number; stored as national digits. Omitted, null or blank: no phone. */
   phone?: string | null
-  role: CreatableRole
+  /** OWNER is refused at run time (VALIDATION_FAILED). */
+  role: Role
 }
 
 export interface CreatedUser {
@@ -78,18 +102,36 @@ export interface CreatedUser {
 /** User administration without a token signer (operations scripts). */
 export function createUserAdministration(deps: UserAdminDeps): UserAdministration {
   return {
-    createUser: (scope, user) => admin.createUser(deps, scope, user),
-    deleteUser: (scope, userId) => admin.deleteUser(deps, scope, userId),
-    resetPassword: (scope, userId) => admin.resetPassword(deps, scope, userId),
-    changeLoginId: (scope, userId, newLoginId) => admin.changeLoginId(deps, scope, userId, newLoginId),
-    getAvatarSeeds: (scope, userIds) => admin.getAvatarSeeds(deps, scope, userIds),
+    createUser: (name, phone, role, tenantId) => admin.createUser(deps, tenantId, { name, phone, role }),
+    forTenant: (scope) => tenantUserAdministration(deps, scope),
+  }
+}
+
+function tenantUserAdministration(deps: UserAdminDeps, scope: TenantScope): TenantUserAdministration {
+  const boundTenantId = typeof scope === 'number' ? scope : scope.tenantId
+  return {
+    createUser: (name, phone, role, tenantId) => {
+      if (tenantId !== boundTenantId) {
+        return Promise.reject(new AppError('TENANT_MISMATCH', `tenantId ${tenantId} is not the bound tenant ${boundTenantId}.`))
+      }
+      return admin.createUser(deps, scope, { name, phone, role })
+    },
+    deleteUser: (userId) => admin.deleteUser(deps, scope, userId),
+    resetPassword: (userId) => admin.resetPassword(deps, scope, userId),
+    changeLoginId: (userId, newLoginId) => admin.changeLoginId(deps, scope, userId, newLoginId),
+    getAvatarSeeds: (userIds) => admin.getAvatarSeeds(deps, scope, userIds),
   }
 }
 
 export function createAuthContract(deps: AuthDeps): AuthContract {
-  return {
-    ...createUserAdministration(deps),
+  const tokens: TokenCalls = {
     validateToken: (token) => validateToken(deps, token),
     getUserInfo: (token) => getUserInfo(deps, token),
+  }
+  const users = createUserAdministration(deps)
+  return {
+    ...tokens,
+    createUser: users.createUser,
+    forTenant: (scope) => ({ ...tokens, ...users.forTenant(scope) }),
   }
 }

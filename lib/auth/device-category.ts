@@ -19,10 +19,10 @@ export function deviceCategory(headerValue: string | undefined, userAgent: strin
 }
 
 function categoryFromUserAgent(userAgent: string): DeviceCategory {
-  // Tablets first: iPad Safari also carries `Mobile/...`. iPadOS 13+ Safari sends a Mac UA and counts as WEB.
+  // DECISIONS section 2 word for word: iPad/tablet -> TABLET, mobile -> MOBILE, else WEB. Tablets first, since iPad
+  // Safari also carries `Mobile/...`. An Android tablet without "Tablet" in its User-Agent is WEB, and iPadOS 13+
+  // Safari (a Mac User-Agent) too; apps that know better send X-Device-Category.
   if (/ipad|tablet/i.test(userAgent)) return 'TABLET'
-  // Google's convention: Android phones put "Mobile" in the User-Agent and Android tablets leave it out.
-  if (/android/i.test(userAgent)) return /mobile/i.test(userAgent) ? 'MOBILE' : 'TABLET'
-  if (/mobile|iphone|ipod/i.test(userAgent)) return 'MOBILE'
+  if (/mobile/i.test(userAgent)) return 'MOBILE'
   return 'WEB'
 }

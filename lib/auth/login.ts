@@ -51,7 +51,9 @@ export async function login(
   client: ClientInfo,
 ): Promise<{ tokens: TokenPair; user: MinimalUser }> {
   const { env } = deps
-  const key: FailureKey = { scope: input.customId ?? 'root', loginId: input.userLoginId.toLowerCase() }
+  // Exactly the id the lookup resolves (case-sensitive, unique in its scope), so no other account, a look-alike
+  // included, can share this counter or reset it by signing in (DECISIONS 9).
+  const key: FailureKey = { scope: input.customId ?? 'root', loginId: input.userLoginId }
   const entry: LoginEntry = input.customId !== undefined ? { customId: input.customId } : { ownerLoginId: input.userLoginId }
   const entered = await admit(deps, key, entry)
 

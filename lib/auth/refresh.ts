@@ -1,10 +1,10 @@
 import { hitRateWindow } from '../../db/repos/login-guards.js'
-import { rotateSessionWithinBudget, type RotationOutcome } from '../../db/repos/session-rotation.js'
+import { rotateSessionWithinBudget, type RotationOutcome, type SessionPair } from '../../db/repos/session-rotation.js'
 import type { RevocationReason } from '../../db/schema.js'
 import { AppError, type ErrorCode } from '../errors.js'
 import { overBudget, type AddressBudget } from './address-budget.js'
 import type { AuthDeps } from './deps.js'
-import { planTokenPair, signTokenPair, verifyToken, type TokenPair } from './tokens.js'
+import { planTokenPair, signTokenPair, verifyToken, type PlannedTokenPair, type TokenPair } from './tokens.js'
 
 // DECISIONS section 2: a refresh for a session that is gone answers by the reason it ended.
 function codeForEndedSession(reason: RevocationReason | null): ErrorCode {
@@ -13,7 +13,7 @@ function codeForEndedSession(reason: RevocationReason | null): ErrorCode {
   return reason ? 'AUTH_007' : 'AUTH_006'
 }
 
-function codeForRefused(result: Exclude<RotationOutcome, { outcome: 'ROTATED' }>): ErrorCode {
+function codeForRefused(result: Exclude<RotationOutcome, { outcome: 'ROTATED' | 'REISSUED' }>): ErrorCode {
   switch (result.outcome) {
     case 'UNKNOWN_TENANT':
       return 'AUTH_006'
@@ -28,6 +28,18 @@ function codeForRefused(result: Exclude<RotationOutcome, { outcome: 'ROTATED' }>
   }
 }
 
+/** The session's current pair, signed again now (reuse grace): same JTIs and expiries as the rotation that set it. */
+function reissuedPair(planned: PlannedTokenPair, current: SessionPair): PlannedTokenPair {
+  const again = (jti: string, expiresAt: Date, iat: number) => {
+    const exp = Math.floor(expiresAt.getTime() / 1000)
+    return { jti, iat: Math.min(iat, exp), exp, expiresAt }
+  }
+  return {
+    access: again(current.accessJti, current.accessExpiresAt, planned.access.iat),
+    refresh: again(current.refreshJti, current.refreshExpiresAt, planned.refresh.iat),
+  }
+}
+
 /** The refresh token's claims, or the error to answer once the request has been counted. */
 function verifiedClaims(deps: AuthDeps, refreshToken: string | undefined) {
   if (!refreshToken) throw new AppError('AUTH_005')
@@ -38,8 +50,10 @@ function verifiedClaims(deps: AuthDeps, refreshToken: string | undefined) {
  * Rotates both tokens of the session the refresh token belongs to, in one database statement: the new JTIs and
  * expiries are fixed first, stored by the statement that counts the address budget and checks tenant, session and
  * user, and signed only once it answers ROTATED. The statement locks the session row, so of several refreshes with
- * one token exactly one rotates; the others present a JTI that is no longer current, which is reuse: the session is
- * revoked (committed, not rolled back with the error) and AUTH_016 answers.
+ * one token exactly one rotates; the others present the JTI that rotation replaced, which within
+ * SVC_REFRESH_REUSE_GRACE_SECONDS answers REISSUED: the session's current pair again (DECISIONS 9). Any older JTI,
+ * or that one after the window, is reuse: the session is revoked (committed, not rolled back with the error) and
+ * AUTH_016 answers.
  *
  * Every refresh counts against the address budget, first: one without a usable token in a statement of its own
  * (over the budget it answers RATE_LIMITED, not its own error), a usable one inside the rotation statement.
@@ -73,13 +87,15 @@ export async function refreshSession(
       refreshExpiresAt: planned.refresh.expiresAt,
     },
     now: new Date(),
+    reuseGraceSeconds: deps.env.SVC_REFRESH_REUSE_GRACE_SECONDS,
   })
   if (!rotation) throw overBudget('RATE_LIMITED', hit.resetsAt)
-  if (rotation.outcome !== 'ROTATED') throw new AppError(codeForRefused(rotation))
-  // Tenant, user and sid all matched the token's claims in the database; only the role is read from it.
+  if (rotation.outcome !== 'ROTATED' && rotation.outcome !== 'REISSUED') throw new AppError(codeForRefused(rotation))
+  // Tenant, user and sid all matched the token's claims in the database; only the role is read from it. A reissue
+  // signs the session's current JTIs and expiries again, so the copies are revoked together with the original.
   return signTokenPair(
     deps.jwt,
     { userId: Number(claims.sub), tenantId: claims.tenant_id, tenantSlug: claims.tenant_slug, role: rotation.role, sid: claims.sid },
-    planned,
+    rotation.outcome === 'ROTATED' ? planned : reissuedPair(planned, rotation),
   )
 }

@@ -89,7 +89,7 @@ export async function registerOwner(
       const constraint = violatedUniqueConstraint(error)
       if (constraint === null) throw error
       if (constraint.includes('business_registration_number')) throw new AppError('AUTH_019')
-      if (constraint === 'owner_directory_pkey') throw new AppError('AUTH_011')
+      if (constraint === 'owner_directory_pkey' || constraint === 'owner_directory_login_key') throw new AppError('AUTH_011')
       if (attempt >= IDENTIFIER_ATTEMPTS) throw error
     }
   }

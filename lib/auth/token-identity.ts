@@ -2,7 +2,7 @@ import type { JWT } from '@fastify/jwt'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/schema.js'
 import { openRequestScope, type TenantTx } from '../../db/tenant.js'
-import { isRevokedAccessToken } from '../db-errors.js'
+import { requestScopeRefusal } from '../db-errors.js'
 import { AppError } from '../errors.js'
 import type { TokenIdentity, UserInfo } from './contract.js'
 import { findCurrentUser } from './current-user.js'
@@ -15,7 +15,8 @@ interface TokenDeps {
 
 /**
  * Checks an access token exactly as the HTTP layer does: signature, issuer, type, expiry and claim shape
- * (AUTH_003), then the revocation list in the token's tenant transaction (AUTH_004), and runs `fn` there.
+ * (AUTH_003), then the revocation list (AUTH_004) and the tenant's and user's status (AUTH_010, AUTH_015) in the
+ * token's tenant transaction, and runs `fn` there.
  */
 async function withAccessToken<T>(
   deps: TokenDeps,
@@ -33,9 +34,10 @@ async function withAccessToken<T>(
     expiresAt: new Date(claims.exp * 1000),
   }
   try {
-    return await deps.db.transaction().execute(async (trx) => fn(await openRequestScope(trx, identity.tenantId, identity.jti), identity))
+    return await deps.db.transaction().execute(async (trx) => fn(await openRequestScope(trx, identity.tenantId, identity.jti, identity.userId), identity))
   } catch (error) {
-    throw isRevokedAccessToken(error) ? new AppError('AUTH_004') : error
+    const refusal = requestScopeRefusal(error)
+    throw refusal ? new AppError(refusal) : error
   }
 }
 

@@ -9,11 +9,11 @@ import {
   updatePasswordHash,
   updateUserStatus,
 } from '../../db/repos/users.js'
-import type { DB } from '../../db/schema.js'
+import type { DB, Role } from '../../db/schema.js'
 import { violatedUniqueConstraint } from '../db-errors.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
-import { generateAvatarSeed, generateLoginId, generateTemporaryPassword } from '../tenant/identifiers.js'
+import { generateAvatarSeed, generateLoginId, generateTemporaryPassword, hasUnsafeCharacters } from '../tenant/identifiers.js'
 import type { CreatableRole, CreatedUser, NewUser } from './contract.js'
 import { normalizeOptionalPhone } from './optional-phone.js'
 import { hashPassword } from './password-hash.js'
@@ -44,7 +44,8 @@ export async function createUser(deps: UserAdminDeps, scope: TenantScope, user: 
   if (typeof user.name !== 'string' || user.name.trim() === '' || [...user.name].length > NAME_MAX) {
     throw invalid('name', `must be 1-${NAME_MAX} characters and not blank`)
   }
-  if (!CREATABLE_ROLES.includes(user.role)) throw invalid('role', `must be one of ${CREATABLE_ROLES.join(', ')}`)
+  if (hasUnsafeCharacters(user.name)) throw invalid('name', 'must not contain control, format or unassigned characters')
+  if (!(CREATABLE_ROLES as readonly Role[]).includes(user.role)) throw invalid('role', `must be one of ${CREATABLE_ROLES.join(', ')}`)
   const phone = normalizeOptionalPhone(user.phone)
   // 8 random characters of 36: a collision within one tenant is too unlikely to retry for.
   const userLoginId = generateLoginId(`${user.role.toLowerCase()}-`)
@@ -95,6 +96,9 @@ export async function changeLoginId(
   if (typeof newLoginId !== 'string' || !/^\S+$/.test(newLoginId) || [...newLoginId].length > LOGIN_ID_MAX) {
     throw invalid('newLoginId', `must be 1-${LOGIN_ID_MAX} characters without whitespace`)
   }
+  if (hasUnsafeCharacters(newLoginId)) {
+    throw invalid('newLoginId', 'must not contain control, format (zero-width, bidi) or unassigned characters')
+  }
   await inTenant(deps.db, scope, async (trx) => {
     const user = await findUserById(trx, userId)
     if (!user) throw userNotFound(userId)
@@ -103,7 +107,8 @@ export async function changeLoginId(
     try {
       await changeUserLoginId(trx, userId, newLoginId)
     } catch (error) {
-      // Taken in this tenant, or (for an owner) by any owner in the directory.
+      // Taken in this tenant, or (for an owner) by any owner in the directory, as typed or after NFKC and case
+      // folding (the login key).
       if (violatedUniqueConstraint(error) !== null) throw new AppError('AUTH_011')
       throw error
     }

@@ -9,6 +9,8 @@ export const ProblemSchema = Type.Object(
     detail: Type.String(),
     code: Type.String(),
     errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    /** The answer's X-Request-Id, for matching a report with the service's log lines. */
+    requestId: Type.Optional(Type.String()),
   },
   { description: 'application/problem+json' },
 )

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply } from 'fastify'
-import { isRevokedAccessToken } from '../db-errors.js'
+import { isDatabaseUnavailable, requestScopeRefusal } from '../db-errors.js'
 import { AppError, problemType, type ErrorCode, type FieldError } from '../errors.js'
 import type { Problem } from './problem-schema.js'
 
@@ -48,11 +48,14 @@ export function toAppError(error: FastifyError): AppError {
     const summary = errors.map((entry) => `${entry.field} ${entry.message}`).join('; ')
     return new AppError('VALIDATION_FAILED', summary, { errors })
   }
-  // The request scope refused a revoked access token (db/tenant.ts); the transaction never ran a statement.
-  if (isRevokedAccessToken(error)) return new AppError('AUTH_004')
+  // The request scope refused the access token (db/tenant.ts); the transaction never ran a statement.
+  const refusal = requestScopeRefusal(error)
+  if (refusal) return new AppError(refusal)
   // SQLSTATE class 22 (data exception: a NUL byte, a value too long for its column, a number out of range) is
   // bad input the schemas let through; the transaction has rolled back, so the client gets a 400, not a 500.
   if (isPostgresDataException(error)) return new AppError('VALIDATION_FAILED', 'A value in the request is not acceptable.')
+  // Unreachable, timed out or shutting down: nothing was committed, and the same request may be sent again.
+  if (isDatabaseUnavailable(error)) return serviceUnavailable('The database is not answering; try again shortly.')
   const status = error.statusCode ?? 500
   const code = FASTIFY_CODES[error.code] ?? (status >= 400 && status < 500 ? STATUS_CODES[status] : undefined)
   if (!code) return new AppError('INTERNAL_ERROR')
@@ -61,9 +64,17 @@ export function toAppError(error: FastifyError): AppError {
   return new AppError(code, detail)
 }
 
+/** How long a client should wait before retrying a 503 (seconds). */
+export const RETRY_AFTER_SECONDS = 1
+
+export function serviceUnavailable(detail?: string): AppError {
+  return new AppError('SERVICE_UNAVAILABLE', detail, { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } })
+}
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 
-export function problemBody(error: AppError): Problem {
+/** The body of a problem answer; `requestId` (the X-Request-Id of the answer) ties a report to the log lines. */
+export function problemBody(error: AppError, requestId?: string): Problem {
   return {
     type: problemType(error.code),
     title: error.title,
@@ -71,10 +82,11 @@ export function problemBody(error: AppError): Problem {
     detail: error.detail,
     code: error.code,
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+    ...(requestId ? { requestId } : {}),
   }
 }
 
 export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.extra.headers) reply.headers(error.extra.headers)
-  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(problemBody(error))
+  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(problemBody(error, reply.request.id))
 }

@@ -1,11 +1,16 @@
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
 import type { ValidatorFactory } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js'
 import { AppError } from '../errors.js'
-import type { Env } from '../env.js'
-import { sendProblem } from './problem.js'
+import { DEFAULT_BODY_LIMIT } from './body-limits.js'
+import { trustProxySetting, type Env } from '../env.js'
+import { PROBLEM_CONTENT_TYPE, problemBody, sendProblem } from './problem.js'
+import { OperatorLogController } from './log-controller.js'
+import { requestIdFor } from './request-id.js'
 
 /** Log paths that may carry secrets, tokens or personal data; pino replaces them before anything is written. */
 export const REDACTED_LOG_PATHS = [
@@ -45,19 +50,70 @@ function schemaController(): FastifyServerOptions['schemaController'] {
   }
 }
 
+/**
+ * Node's HTTP parser refuses some requests before Fastify sees them (headers over the size limit, bytes that are not
+ * HTTP, a request that took too long to arrive); its 'clientError' answer would be plain JSON outside the catalog.
+ * Written here by hand, from the catalog, then the connection is closed: the parser's state cannot be trusted.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset connection, or one already gone, has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const problem =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError('REQUEST_HEADER_FIELDS_TOO_LARGE')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new AppError('REQUEST_TIMEOUT')
+        : new AppError('VALIDATION_FAILED', 'The request is not valid HTTP/1.1.')
+  if (socket.writable) {
+    const body = JSON.stringify(problemBody(problem))
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
+        `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy()
+}
+
+/** Trusts the nearest `hops` proxies, whatever their addresses (the socket peer is hop 0). */
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
+
+/**
+ * Readable logs for a developer at a terminal; JSON everywhere else (production, tests, a pipe to a collector).
+ * pino resolves the transport by name only when it is asked for, so pino-pretty is loaded only in that case.
+ */
+export function prettyLogs(env: Env, stdoutIsTty = process.stdout.isTTY === true): boolean {
+  return env.NODE_ENV === 'development' && stdoutIsTty
+}
+
 /** Fastify options shared by server.ts and the test helper, so tests exercise the production configuration. */
 export function serverOptions(env: Env): FastifyServerOptions {
+  const trust = trustProxySetting(env.SVC_TRUST_PROXY)
+  // loadEnv has refused anything else; an Env built by hand must not fall back to trusting every hop.
+  if (!('trust' in trust)) throw new Error(trust.problem)
   return {
     logger:
       env.LOG_LEVEL === 'silent'
         ? false
-        : { level: env.LOG_LEVEL, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
-    requestIdHeader: 'x-request-id',
-    trustProxy: env.SVC_TRUST_PROXY,
-    // 10,000 recipients with names and class names fit comfortably; anything larger is refused with 413.
-    bodyLimit: 4 * 1024 * 1024,
-    return503OnClosing: true,
+        : {
+            level: env.LOG_LEVEL,
+            redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+            ...(prettyLogs(env) ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
+          },
+    // The id is chosen (and an unacceptable incoming one replaced) in one place; plugins/request-id.ts echoes it.
+    requestIdHeader: false,
+    genReqId: requestIdFor,
+    logController: new OperatorLogController(),
+    // A hop count or the proxies' addresses (proxy-addr): request.ip is then the right-most address that no trusted
+    // proxy added, and every reader of the client address (rate limits, sessions) uses request.ip. This Fastify
+    // treats a bare number as "trust nothing", so the hop count is given as proxy-addr's (address, hop) function.
+    trustProxy: typeof trust.trust === 'number' ? trustHops(trust.trust) : trust.trust,
+    // Routes that take recipient lists raise it (lib/http/body-limits.ts).
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    // plugins/closing.ts answers requests that arrive while closing, from the catalog.
+    return503OnClosing: false,
     schemaController: schemaController(),
+    clientErrorHandler: answerClientError,
     // Router-level rejections (malformed URL, over-long path parameter) never reach the error handler; they are
     // rendered from the same catalog here.
     frameworkErrors: (error, _request, reply) => {

@@ -20,6 +20,9 @@ export interface DeliveryReport {
 export type ParsedDeliveryReport = { ok: true; report: DeliveryReport } | { ok: false; reason: string }
 
 const DIGITS = /^\d{1,15}$/
+/** Provider ids are 32 characters (PROVIDER.md); the columns hold 64. Status codes are 4 (columns: 10). */
+const MAX_PROVIDER_ID = 64
+const MAX_STATUS_CODE = 10
 
 type Fields = Record<string, unknown>
 
@@ -65,6 +68,13 @@ export function parseDeliveryReport(item: unknown): ParsedDeliveryReport {
   if (recipientIndex === null) return { ok: false, reason: 'customFields.svcRecipient is not a non-negative integer' }
   const statusCode = statusCodeOf(data.statusCode)
   if (statusCode === null) return { ok: false, reason: 'statusCode missing' }
+  // Longer than anything the provider sends or the columns hold: this entry alone is bad (DECISIONS 9).
+  if (statusCode.length > MAX_STATUS_CODE) return { ok: false, reason: 'statusCode too long' }
+  const messageId = optionalText(data.messageId)
+  const groupId = optionalText(data.groupId)
+  if ((messageId?.length ?? 0) > MAX_PROVIDER_ID || (groupId?.length ?? 0) > MAX_PROVIDER_ID) {
+    return { ok: false, reason: 'provider id too long' }
+  }
 
   return {
     ok: true,
@@ -72,8 +82,8 @@ export function parseDeliveryReport(item: unknown): ParsedDeliveryReport {
       tenantSlug,
       smsId,
       recipientIndex,
-      messageId: optionalText(data.messageId),
-      groupId: optionalText(data.groupId),
+      messageId,
+      groupId,
       statusCode,
       statusMessage: optionalText(data.statusMessage),
       dateProcessed: toDate(data.dateProcessed),

@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js'
 import { normalizePhone } from './phone.js'
+import { renderContent } from './sizing.js'
 
 /** DECISIONS section 1: more than this many recipients in one send (or one group) is TOO_MANY_RECIPIENTS. */
 export const MAX_RECIPIENTS = 10_000
@@ -54,4 +55,23 @@ export function normalizeRecipients(
       recipientRole: recipient.recipientRole ?? null,
     }
   })
+}
+
+/**
+ * DECISIONS 9: within one send, recipients with the same stored phone and the same rendered text are one
+ * recipient (the first keeps its fields and its place); the same phone with another rendering (siblings named
+ * differently) stays. One pass with a hash set, no per-recipient query; content without placeholders renders the
+ * same for everyone, so then only the phone counts.
+ */
+export function mergeRecipients(content: string, recipients: readonly StoredRecipient[]): StoredRecipient[] {
+  const personal = content.includes('{name}') || content.includes('{className}')
+  const seen = new Set<string>()
+  const kept: StoredRecipient[] = []
+  for (const recipient of recipients) {
+    const key = personal ? `${recipient.phone}\u0000${renderContent(content, recipient)}` : recipient.phone
+    if (seen.has(key)) continue
+    seen.add(key)
+    kept.push(recipient)
+  }
+  return kept.length === recipients.length ? (recipients as StoredRecipient[]) : kept
 }

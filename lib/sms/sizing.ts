@@ -43,6 +43,39 @@ export function smsByteLength(text: string): number {
   return bytes
 }
 
+let eucKrCharacters: Set<number> | null = null
+
+/**
+ * The double-byte characters of EUC-KR (KS X 1001: lead and trail bytes 0xA1-0xFE), read once from the WHATWG
+ * decoder. Strict KS X 1001, not the CP949 extension: a character the provider might refuse for SMS (1029) is
+ * sent as LMS, which costs more but is delivered.
+ */
+function eucKrSet(): Set<number> {
+  if (eucKrCharacters) return eucKrCharacters
+  const bytes: number[] = []
+  for (let lead = 0xa1; lead <= 0xfe; lead++) for (let trail = 0xa1; trail <= 0xfe; trail++) bytes.push(lead, trail)
+  const set = new Set<number>()
+  for (const char of new TextDecoder('euc-kr').decode(Uint8Array.from(bytes))) {
+    if (char !== '\uFFFD') set.add(char.codePointAt(0)!)
+  }
+  eucKrCharacters = set
+  return set
+}
+
+/** Whether every character can go out as SMS: ASCII or EUC-KR. Emoji, lone surrogates and the like cannot. */
+export function isEucKrText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) <= 0x7f) continue
+    const set = eucKrSet()
+    for (const char of text.slice(i)) {
+      const code = char.codePointAt(0)!
+      if (code > 0x7f && !set.has(code)) return false
+    }
+    return true
+  }
+  return true
+}
+
 /** Replaces `{name}` and `{className}` only; a value is inserted as written and never scanned again. */
 export function renderContent(content: string, recipient: RenderFields): string {
   return content.replace(PLACEHOLDER, (_match, field: 'name' | 'className') => recipient[field] ?? '')
@@ -71,7 +104,14 @@ export function estimateMessage(
   // Every rendering is at least the fixed part, which is also the answer when there are no recipients.
   let maxBytes = fixedBytes
   let longestIndex: number | null = null
+  // DECISIONS 9: a rendering with a character outside EUC-KR (emoji) is never SMS. The placeholders are ASCII,
+  // so checking the content once and each inserted value once covers every rendering.
+  let eucKr = isEucKrText(content)
   for (const [index, recipient] of recipients.entries()) {
+    if (eucKr) {
+      eucKr =
+        (nameCount === 0 || isEucKrText(recipient.name ?? '')) && (classNameCount === 0 || isEucKrText(recipient.className ?? ''))
+    }
     const bytes =
       fixedBytes +
       (nameCount > 0 ? nameCount * smsByteLength(recipient.name ?? '') : 0) +
@@ -89,7 +129,7 @@ export function estimateMessage(
       `The rendered content is ${maxBytes} bytes${whose}; the limit is ${LMS_MAX_BYTES} bytes.`,
     )
   }
-  const messageType: MessageType = maxBytes <= SMS_MAX_BYTES ? 'SMS' : 'LMS'
+  const messageType: MessageType = maxBytes <= SMS_MAX_BYTES && eucKr ? 'SMS' : 'LMS'
   const unitPrice = messageType === 'SMS' ? prices.sms : prices.lms
   const recipientCount = recipients.length
   return { messageType, estimatedSegments: recipientCount, unitPrice, totalPrice: unitPrice * recipientCount, maxBytes }

@@ -6,22 +6,46 @@ import { StringEnum } from '../../lib/http/response-types.js'
 const HealthSchema = Type.Object({ status: StringEnum(['UP', 'DOWN']) })
 const PROBE_TIMEOUT_MS = 2000
 
+function withinProbeTimeout(work: Promise<unknown>): Promise<unknown> {
+  return Promise.race([
+    work,
+    new Promise((_, reject) => setTimeout(() => reject(new Error('probe timed out')), PROBE_TIMEOUT_MS).unref()),
+  ])
+}
+
+const probeSchema = { tags: ['operations'], response: { 200: HealthSchema, 503: HealthSchema } }
+// Probes arrive every few seconds from every orchestrator and balancer: their request lines are debug, not info.
+const probeLog = { requestLog: 'debug' } as const
+
 const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/health', { config: { auth: false, ...probeLog }, schema: probeSchema }, async (request, reply) => {
+    try {
+      await withinProbeTimeout(sql`select 1`.execute(app.db))
+      return { status: 'UP' as const }
+    } catch (error) {
+      request.log.warn({ err: error }, 'health check failed')
+      return reply.code(503).send({ status: 'DOWN' as const })
+    }
+  })
+
+  // Liveness restarts the process when it fails, so it asks nothing of the database: a database outage must not
+  // turn into every instance restarting at once.
+  app.get('/health/liveness', { config: { auth: false, answersWhileClosing: true, ...probeLog }, schema: probeSchema }, async () => ({
+    status: 'UP' as const,
+  }))
+
+  // Readiness takes the instance out of the load balancer: DOWN while closing, and whenever a parameterised query
+  // cannot pass through the same pool, client and transaction path requests use (db/database.ts `probe`).
   app.get(
-    '/health',
-    {
-      config: { auth: false },
-      schema: { tags: ['operations'], response: { 200: HealthSchema, 503: HealthSchema } },
-    },
+    '/health/readiness',
+    { config: { auth: false, answersWhileClosing: true, ...probeLog }, schema: probeSchema },
     async (request, reply) => {
+      if (app.closing) return reply.code(503).send({ status: 'DOWN' as const })
       try {
-        await Promise.race([
-          sql`select 1`.execute(app.db),
-          new Promise((_, reject) => setTimeout(() => reject(new Error('health probe timed out')), PROBE_TIMEOUT_MS).unref()),
-        ])
+        await withinProbeTimeout(app.database.probe())
         return { status: 'UP' as const }
       } catch (error) {
-        request.log.warn({ err: error }, 'health check failed')
+        request.log.warn({ err: error }, 'readiness check failed')
         return reply.code(503).send({ status: 'DOWN' as const })
       }
     },

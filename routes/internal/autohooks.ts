@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-
-// Operations calls are small; the limit keeps an unauthenticated caller from making the server hash megabytes.
-const INTERNAL_BODY_LIMIT = 16 * 1024
+import { INTERNAL_BODY_LIMIT } from '../../lib/http/body-limits.js'
 
 /**
  * Everything under /internal is an operations call signed over its raw body (DECISIONS section 5): this subtree
@@ -9,6 +7,7 @@ const INTERNAL_BODY_LIMIT = 16 * 1024
  * than answering unsigned calls.
  */
 export default async function signedOnly(app: FastifyInstance): Promise<void> {
+  // Operations calls are small; the limit keeps an unauthenticated caller from making the server hash megabytes.
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: INTERNAL_BODY_LIMIT }, app.signedJsonParser)
   app.addHook('onRoute', (route) => {
     if (route.config?.internalSignature !== true || route.config.auth !== false) {

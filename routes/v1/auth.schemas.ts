@@ -1,19 +1,24 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MinimalUserSchema, UserResponseSchema } from '../../lib/auth/user-response.js'
+import { UNSAFE_TEXT_CLASS } from '../../lib/tenant/identifiers.js'
 
 // PostgreSQL text cannot hold NUL, and no identifier or name needs a control character: refusing them here keeps
 // such input a 400 instead of a database error.
 const NO_CONTROL = '^[^\\u0000-\\u001f\\u007f]*$'
+// New login ids and names also refuse format (zero-width, bidi) and unassigned characters (DECISIONS 9); login
+// accepts any id that may already exist.
+const NewLoginId = Type.String({ minLength: 1, maxLength: 50, pattern: `^[^\\s${UNSAFE_TEXT_CLASS}]+$` })
 const LoginId = Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$' })
-const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^(?=.*\\S)[^\\u0000-\\u001f\\u007f]+$' })
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: `^(?=.*\\S)[^${UNSAFE_TEXT_CLASS}]+$` })
 // The policy (lib/auth/password-policy.ts) judges the content; the schema only bounds the size.
 const NewPassword = Type.String({ minLength: 1, maxLength: 200 })
-const Phone = Type.Union([Type.String({ maxLength: 20 }), Type.Null()])
+// No schema limit: an over-long phone is an invalid phone, INVALID_PHONE_NUMBER like every other (DECISIONS 6).
+const Phone = Type.Union([Type.String(), Type.Null()])
 
 export const StudentRegistrationSchema = Type.Object(
   {
     tenantSlug: Type.String({ minLength: 1, maxLength: 63, pattern: NO_CONTROL }),
-    userLoginId: LoginId,
+    userLoginId: NewLoginId,
     password: NewPassword,
     name: Name,
     phone: Type.Optional(Phone),
@@ -26,7 +31,7 @@ export const OwnerRegistrationSchema = Type.Object(
   {
     instituteName: Name,
     businessRegistrationNumber: Type.String({ minLength: 1, maxLength: 20 }),
-    userLoginId: LoginId,
+    userLoginId: NewLoginId,
     password: NewPassword,
     name: Name,
   },

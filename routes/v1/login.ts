@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { clientInfo } from '../../lib/auth/client-info.js'
 import { setAuthCookies } from '../../lib/auth/cookies.js'
 import { login } from '../../lib/auth/login.js'
+import { failedLoginOutcome } from '../../lib/observability/metrics.js'
 import { LoginResponseSchema, LoginSchema } from './auth.schemas.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -12,7 +13,17 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags: ['auth'], body: LoginSchema, response: { 200: LoginResponseSchema } },
     },
     async (request, reply) => {
-      const { tokens, user } = await login(app.authDeps, request.body, clientInfo(request))
+      let session: Awaited<ReturnType<typeof login>>
+      try {
+        session = await login(app.authDeps, request.body, clientInfo(request))
+      } catch (error) {
+        const outcome = failedLoginOutcome(error)
+        app.metrics.login(outcome)
+        if (outcome === 'locked') app.metrics.lockout()
+        throw error
+      }
+      app.metrics.login('ok')
+      const { tokens, user } = session
       setAuthCookies(reply, app.env, tokens)
       return { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL, user }
     },

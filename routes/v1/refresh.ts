@@ -14,12 +14,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/refresh',
     {
       // The address budget is counted inside the rotation statement (lib/auth/refresh.ts), not by the rate-limit hook.
-      config: { auth: false },
+      // The refresh cookie authenticates it, so cross-origin calls are refused like cookie-signed ones (plugins/csrf.ts).
+      config: { auth: false, refreshCookie: true },
       schema: { tags: ['auth'], response: { 200: RefreshResponseSchema } },
     },
     async (request, reply) => {
       const budget = addressBudget(request.ip, app.env.SVC_LOGIN_IP_PER_MINUTE)
-      const tokens = await refreshSession(app.authDeps, request.cookies[REFRESH_COOKIE], budget)
+      const tokens = await refreshSession(app.authDeps, request.cookies[REFRESH_COOKIE], budget).catch((error: unknown) => {
+        if ((error as { code?: unknown }).code === 'AUTH_016') app.metrics.refreshReuse()
+        throw error
+      })
       setAuthCookies(reply, app.env, tokens)
       return { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL, user: null }
     },

@@ -29,12 +29,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { tokens, user } = await registerOwner(app.authDeps, request.body, clientInfo(request))
       // Committed by now: subscribers only ever see an owner that exists.
-      void app.events.publish('OwnerRegistered', {
+      void app.events.publish('OwnerRegisteredEvent', {
         tenantId: user.tenantId,
         tenantSlug: user.tenantSlug,
         ownerUserId: user.id,
         occurredAt: new Date(),
-      })
+      }, request.log)
       setAuthCookies(reply, app.env, tokens)
       return reply.code(201).send({ ...lifetimes, user })
     },

@@ -35,6 +35,7 @@ describe('svc_rotate_session commit durability', () => {
         presented,
         next: nextTokens(),
         now: new Date(),
+        reuseGraceSeconds: 0,
       })
       const { rows } = await sql<{ mode: string }>`select current_setting('synchronous_commit') as mode`.execute(trx)
       return { outcome: rotation?.outcome, mode: rows[0]!.mode }

@@ -90,10 +90,10 @@ describe('dispatcher', () => {
     const failed = await messageState(iso.owner, smsId)
     expect(failed).toMatchObject({ status: 'PENDING', dispatchAttempts: 1, claimToken: null })
     expect(failed.lastProviderError).toMatch(/503/)
-    // Backoff: base 30 s with equal jitter, so between 15 and 30 s ahead.
+    // Backoff (DECISIONS 7): base 30 s plus at most 20 % jitter, so between 30 and 36 s ahead.
     const delay = failed.nextAttemptAt.getTime() - before
-    expect(delay).toBeGreaterThanOrEqual(14_000)
-    expect(delay).toBeLessThanOrEqual(31_000)
+    expect(delay).toBeGreaterThanOrEqual(30_000)
+    expect(delay).toBeLessThanOrEqual(37_000)
 
     fake.reset()
     await iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date() }).where('id', '=', smsId).execute()

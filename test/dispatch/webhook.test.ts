@@ -152,4 +152,86 @@ describe('POST /v1/sms/solapi/webhook', () => {
     expect(responses.every((response) => response.statusCode === 200)).toBe(true)
     expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'PARTIAL', successCount: 15, failCount: 5 })
   })
+
+  describe('DECISIONS 9 "Delivery reports"', () => {
+    /** A scheduled message still PENDING: never handed to the provider. */
+    async function notHandedOver() {
+      const tenant = await insertTenantAndSender(iso.owner)
+      const later = new Date(Date.now() + 3_600_000)
+      const smsId = await insertPendingMessage(iso.owner, { ...tenant, scheduledAt: later, nextAttemptAt: later })
+      const report = (recipient: number, messageId = `M4V20260101000000${String(recipient).padStart(15, 'X')}`) =>
+        deliveryReport({
+          messageId,
+          groupId: 'G4V20260101000000GGGGGGGGGGGGGGG',
+          to: '01012345678',
+          from: '0212345678',
+          type: 'SMS',
+          customFields: { svcTenant: tenant.slug, svcSmsId: String(smsId), svcRecipient: String(recipient) },
+        })
+      return { smsId, report }
+    }
+
+    it('ignores and counts reports for recipients never handed to the provider', async () => {
+      const { smsId, report } = await notHandedOver()
+      const response = await post([report(0), report(1, 'M'.repeat(100))])
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual({ processed: 0, ignored: 2 })
+      const state = await messageState(iso.owner, smsId)
+      expect(state).toMatchObject({ status: 'PENDING', successCount: 0, failCount: 0 })
+      expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerMessageId])).toEqual([
+        ['PENDING', null],
+        ['PENDING', null],
+      ])
+    })
+
+    it('ignores each bad entry on its own: over-long ids or status codes never fail the batch', async () => {
+      const { report } = await notHandedOver()
+      const { smsId, sent } = await dispatched(3)
+      const [first, second, third] = sent as [FakeSentMessage, FakeSentMessage, FakeSentMessage]
+      const body = [
+        report(0, 'M'.repeat(100)),
+        deliveryReport(first),
+        deliveryReport({ ...second, groupId: 'G'.repeat(100) }),
+        deliveryReport(third, { statusCode: '4000'.repeat(10) }),
+      ]
+      const response = await post(body)
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual({ processed: 1, ignored: 3 })
+      expect((await messageState(iso.owner, smsId)).recipients.map((recipient) => recipient.deliveryStatus)).toEqual([
+        'DELIVERED',
+        'DISPATCHED',
+        'DISPATCHED',
+      ])
+    })
+
+    it('applies reports of recipients re-sent in a new provider group after a partial answer, and settles the message', async () => {
+      const { smsId, sent, tenant } = await dispatched(2)
+      // The provider's answer confirmed only recipient 0: recipient 1 is PENDING again and the message due.
+      await iso.owner.updateTable('smsRecipients').set({ deliveryStatus: 'PENDING', providerMessageId: null, providerGroupId: null, providerStatusCode: null })
+        .where('tenantId', '=', tenant.tenantId).where('smsId', '=', smsId).where('recipientIndex', '=', 1).execute()
+      await iso.owner.updateTable('smsMessages').set({ status: 'PENDING', nextAttemptAt: new Date(Date.now() - 1000) })
+        .where('tenantId', '=', tenant.tenantId).where('id', '=', smsId).execute()
+      await app.dispatcher.runOnce()
+      const resent = fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId)).at(-1)!
+      expect(resent.customFields.svcRecipient).toBe('1')
+      expect(resent.groupId).not.toBe(sent[0]!.groupId)
+
+      const response = await post([deliveryReport(sent[0]!), deliveryReport(resent)])
+      expect(response.json()).toEqual({ processed: 2, ignored: 0 })
+      expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'SENT', successCount: 2 })
+    })
+
+    it('ignores a report that names the other group of the same message', async () => {
+      const { smsId, sent, tenant } = await dispatched(2)
+      await iso.owner.updateTable('smsRecipients').set({ deliveryStatus: 'PENDING', providerMessageId: null, providerGroupId: null, providerStatusCode: null })
+        .where('tenantId', '=', tenant.tenantId).where('smsId', '=', smsId).where('recipientIndex', '=', 1).execute()
+      await iso.owner.updateTable('smsMessages').set({ status: 'PENDING', nextAttemptAt: new Date(Date.now() - 1000) })
+        .where('tenantId', '=', tenant.tenantId).where('id', '=', smsId).execute()
+      await app.dispatcher.runOnce()
+      const resent = fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId)).at(-1)!
+      // Recipient 1 went out in the second group; a report for it naming the first group is not about that send.
+      const response = await post([deliveryReport({ ...resent, groupId: sent[0]!.groupId })])
+      expect(response.json()).toEqual({ processed: 0, ignored: 1 })
+    })
+  })
 })

@@ -60,6 +60,13 @@ export interface FakeExtSms {
   sentMessages: FakeSentMessage[]
   /** Every HTTP call received, whatever its answer. */
   calls: FakeCall[]
+  /**
+   * Every valid send call as it arrived, before any held answer: what the provider was handed, including calls
+   * whose client died while the answer was held (a killed instance).
+   */
+  received: FakeRequest[]
+  /** Answers currently held (`timeoutMs`) for a client that is still connected or not yet noticed gone. */
+  holding(): number
   /** Applies `fault` to the next `times` send calls (every call until reset() when omitted); replaces any other. */
   fail(fault: FakeFault, times?: number): void
   /** Ends fault injection; the recorded history stays. */
@@ -180,6 +187,7 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
   const requests: FakeRequest[] = []
   const sentMessages: FakeSentMessage[] = []
   const calls: FakeCall[] = []
+  const received: FakeRequest[] = []
   // Held answers, woken early by close() so no handler outlives the server.
   const sleepers = new Set<() => void>()
   let fault: FakeFault | null = null
@@ -271,11 +279,9 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
       return 400
     }
 
+    received.push({ body, raw, headers: request.headers })
     if (current && 'timeoutMs' in current) {
       let clientGone = false
-      response.on('close', () => {
-        clientGone = !response.writableEnded
-      })
       await new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer)
@@ -284,6 +290,11 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
         }
         const timer = setTimeout(wake, current.timeoutMs)
         sleepers.add(wake)
+        // A client that goes away (gave up, or its process was killed) ends the hold at once.
+        response.on('close', () => {
+          clientGone = !response.writableEnded
+          if (clientGone) wake()
+        })
       })
       if (clientGone || response.destroyed) return 0
     }
@@ -308,6 +319,8 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
     requests,
     sentMessages,
     calls,
+    received,
+    holding: () => sleepers.size,
     fail(next, times) {
       fault = next
       faultCallsLeft = times ?? Number.POSITIVE_INFINITY

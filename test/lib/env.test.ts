@@ -47,6 +47,35 @@ describe('configuration', () => {
     }
   })
 
+  it('accepts enumerated settings of an earlier deployment in any case', () => {
+    const env = loadEnv({
+      NODE_ENV: 'Production',
+      SVC_JWT_SECRET: 'x'.repeat(32),
+      LOG_LEVEL: 'WARN',
+      SVC_COOKIE_SAMESITE: 'Lax',
+      SVC_SMS_PROVIDER: 'MOCK',
+      SVC_SMS_DISPATCHER: 'Off',
+    })
+    expect(env).toMatchObject({
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      SVC_COOKIE_SAMESITE: 'lax',
+      SVC_SMS_PROVIDER: 'mock',
+      SVC_SMS_DISPATCHER: 'off',
+    })
+    expect(problemsOf({ NODE_ENV: 'PRODUCTION' })).toEqual(['SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)'])
+    expect(problemsOf({ SVC_SMS_PROVIDER: 'ExtSms' })).toContain('SVC_SMS_EXTSMS_API_KEY: required when SVC_SMS_PROVIDER=extsms')
+  })
+
+  it('names a malformed scheduler cron expression among the other problems at start', () => {
+    expect(loadEnv({ SVC_SMS_SCHEDULER_CRON: '0 */2 * * * *' }).SVC_SMS_SCHEDULER_CRON).toBe('0 */2 * * * *')
+    for (const bad of ['every 5 seconds', '61 * * * *', '*/5 * * * * * *']) {
+      const problems = problemsOf({ SVC_SMS_SCHEDULER_CRON: bad, PORT: 'eighty' })
+      expect(problems.map((problem) => problem.split(':')[0]).sort()).toEqual(['PORT', 'SVC_SMS_SCHEDULER_CRON'])
+      expect(problems.find((problem) => problem.startsWith('SVC_SMS_SCHEDULER_CRON:'))).toContain(JSON.stringify(bad))
+    }
+  })
+
   it('refuses a short JWT secret and requires one in production', () => {
     expect(problemsOf({ SVC_JWT_SECRET: 'short' })[0]).toMatch(/^SVC_JWT_SECRET:/)
     expect(problemsOf({ NODE_ENV: 'production' })).toEqual([

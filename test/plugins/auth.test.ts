@@ -12,6 +12,7 @@ import { STAFF_ROLES } from '../../plugins/auth.js'
 import { decodeJwt, expectProblem, insertUserWithPassword, login, signJwt, type AuthResult } from '../auth-fixtures.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
 import { TEST_JWT_SECRET, buildAppWith, itPostgres } from '../helper.js'
+import { RUNTIME_BEGIN } from '../statement-recorder.js'
 
 describe('isAuthSkipped', () => {
   it.each(AUTH_SKIP_PREFIXES.flatMap((prefix) => [prefix, `${prefix}/`, `${prefix}/deeper/path`, `${prefix}?x=1`, `${prefix}/x?next=/v1/me`]))(
@@ -329,7 +330,7 @@ describe('auth plugin', () => {
     // Counts what the pg driver sends and the socket writes it takes; the embedded store has no pg driver to observe.
     itPostgres('binds the tenant and checks the revocation list in the same write as the handler’s first statement', async () => {
       const { bearer } = await signedIn()
-      // Warm the pool so connection set-up (`set role`) is not part of the measured request.
+      // Warm the pool so connection set-up is not part of the measured request.
       expect((await app.inject({ method: 'GET', url: '/test/statements', headers: bearer })).statusCode).toBe(200)
       const query = pg.Client.prototype.query
       vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
@@ -350,7 +351,8 @@ describe('auth plugin', () => {
       }
       expect(seenByHandler).toEqual([])
       expect(statements).toHaveLength(4)
-      expect(statements[0]).toMatch(/^begin$/i)
+      // The role and the statement timeout are set inside the transaction, with its begin.
+      expect(statements[0]).toMatch(RUNTIME_BEGIN)
       expect(statements[1]).toMatch(/set_config\('app\.tenant_id'/)
       expect(statements[1]).toMatch(/from revoked_access_tokens where jti = \$\d/)
       expect(statements[2]).toMatch(/^select \$1::int as probe/)

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTenant, type TenantRow } from '../fixtures.js'
-import { buildAppWith, buildTestApp, useTestApp } from '../helper.js'
+import { randomBytes } from 'node:crypto'
+import { createTenant, owner, type TenantRow } from '../fixtures.js'
+import { buildAppWith, buildTestApp, itConcurrent, useTestApp } from '../helper.js'
 import { expectProblem, seedSenderSetting, senderRow, signedApproval, TEST_HMAC_SECRET, type SignedCall } from '../sms-fixtures.js'
 import { academy } from '../staff-fixtures.js'
 
@@ -25,7 +26,8 @@ describe('internal signature plugin', () => {
   const refused = async (response: Awaited<ReturnType<typeof send>>) => expectProblem(response, 401, 'INTERNAL_SIGNATURE_INVALID')
 
   it('accepts a correctly signed call', async () => {
-    const response = await send({ slug: tenant.slug, body: APPROVE })
+    // Not signed at "now": the next test signs the same call at now, and a signature is accepted only once.
+    const response = await send({ slug: tenant.slug, body: APPROVE, timestamp: now() - 2 })
     expect(response.statusCode).toBe(200)
     expect(response.json().registrationStatus).toBe('APPROVED')
   })
@@ -123,6 +125,67 @@ describe('internal signature plugin', () => {
   it('refuses an oversized body with 413', async () => {
     const body = { registrationStatus: 'REJECTED', rejectionReason: 'x'.repeat(20_000) }
     expectProblem(await send({ slug: tenant.slug, body }), 413, 'PAYLOAD_TOO_LARGE')
+  })
+})
+
+describe('internal signature plugin: each signed call is accepted once', () => {
+  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const sibling = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const REJECT = { registrationStatus: 'REJECTED', rejectionReason: 'Certificate does not match the number' }
+
+  const pendingTenant = async () => {
+    const tenant = await createTenant()
+    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    return tenant
+  }
+
+  it('refuses a captured REJECTED replayed over a later APPROVED, and the row stays APPROVED', async () => {
+    const tenant = await pendingTenant()
+    const captured = signedApproval({ slug: tenant.slug, body: REJECT, timestamp: now() - 5 })
+    expect((await app.current.inject(captured)).statusCode).toBe(200)
+    expect((await app.current.inject(signedApproval({ slug: tenant.slug, body: APPROVE }))).statusCode).toBe(200)
+    const problem = expectProblem(await app.current.inject(captured), 401, 'INTERNAL_SIGNATURE_INVALID')
+    expect(problem.detail).toMatch(/already/)
+    expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'APPROVED', rejectionReason: null, version: 2 })
+  })
+
+  it('refuses the replay on another instance too (the used signature is shared through the database)', async () => {
+    const tenant = await pendingTenant()
+    const call = signedApproval({ slug: tenant.slug, body: APPROVE })
+    expect((await app.current.inject(call)).statusCode).toBe(200)
+    expectProblem(await sibling.current.inject(call), 401, 'INTERNAL_SIGNATURE_INVALID')
+    expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'APPROVED', version: 1 })
+  })
+
+  itConcurrent('accepts exactly one of two concurrent replays', async () => {
+    const tenant = await pendingTenant()
+    const call = signedApproval({ slug: tenant.slug, body: REJECT })
+    const answers = await Promise.all([app.current.inject(call), sibling.current.inject(call)])
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 401])
+    expectProblem(answers.find((answer) => answer.statusCode === 401)!, 401, 'INTERNAL_SIGNATURE_INVALID')
+    expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'REJECTED', version: 1 })
+  })
+
+  it('does not use up the signature of a call that was refused, so the same call may be sent again', async () => {
+    const tenant = await createTenant()
+    const call = signedApproval({ slug: tenant.slug, body: APPROVE })
+    expectProblem(await app.current.inject(call), 404, 'SENDER_SETTING_NOT_FOUND')
+    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    expect((await app.current.inject(call)).statusCode).toBe(200)
+  })
+
+  it('purges used signatures once their window has passed, and keeps the others', async () => {
+    const [expired, live] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')]
+    await owner()
+      .insertInto('usedInternalSignatures')
+      .values([
+        { signature: expired, expiresAt: new Date(Date.now() - 1000) },
+        { signature: live, expiresAt: new Date(Date.now() + 300_000) },
+      ])
+      .execute()
+    await app.current.purgeExpired()
+    const left = await owner().selectFrom('usedInternalSignatures').select('signature').where('signature', 'in', [expired, live]).execute()
+    expect(left.map((row) => row.signature)).toEqual([live])
   })
 })
 

@@ -6,6 +6,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ProblemSchema } from '../../lib/http/problem-schema.js'
 import { DOCS_PREFIX, OPENAPI_PATH, documentRoute } from '../../plugins/swagger.js'
+import { METRICS_PATH } from '../../plugins/metrics.js'
 import { buildAppWith } from '../helper.js'
 
 interface Operation {
@@ -28,7 +29,9 @@ const openApiPath = (url: string) =>
     .replace(/\*/g, '{*}')
     .replace(/(.)\/$/, '$1')
 
-const isDocsRoute = (url: string) => url === OPENAPI_PATH || url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`)
+// The metrics endpoint is operations plumbing, deliberately left out of the document (DECISIONS 9).
+const isDocsRoute = (url: string) =>
+  url === OPENAPI_PATH || url === METRICS_PATH || url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`)
 
 interface RegisteredRoute {
   method: string

@@ -10,7 +10,7 @@ import { openEmbedded } from '../../db/embedded.js'
 import type { DB } from '../../db/schema.js'
 import { hashPassword } from '../../lib/auth/password-hash.js'
 import { buildService } from '../../lib/http/build.js'
-import { buildTestApp, itPostgres, testEnv } from '../helper.js'
+import { buildTestApp, itPostgres, sharedEmbeddedDatabase, testEnv } from '../helper.js'
 import { isolatedDatabase } from '../isolated-database.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -54,7 +54,7 @@ interface Target {
 async function postgresTarget(): Promise<Target> {
   const iso = await isolatedDatabase()
   return {
-    env: { DATABASE_URL: iso.url },
+    env: { DATABASE_URL: iso.url, DATABASE_MIGRATION_URL: iso.ownerUrl },
     async open() {
       const app = await buildTestApp({ DATABASE_URL: iso.url })
       return { owner: iso.owner, app, close: () => app.close() }
@@ -70,7 +70,7 @@ async function embeddedTarget(): Promise<Target> {
     async open() {
       // Only now: PGlite allows one process per directory, and the script's process has ended.
       const store = openEmbedded(dataDir)
-      const app = await buildService(testEnv(), { db: store.db, kind: 'embedded', migrate: () => store.migrate(), close: async () => undefined })
+      const app = await buildService(testEnv(), sharedEmbeddedDatabase(store))
       return {
         owner: store.owner,
         app,

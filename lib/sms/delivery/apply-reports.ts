@@ -14,6 +14,7 @@ interface RecipientChange {
   recipientIndex: number
   status: DeliveryStatus
   messageId: string | null
+  groupId: string | null
   statusCode: string
   statusMessage: string | null
 }
@@ -30,7 +31,8 @@ function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
 
 /**
  * Applies delivery reports (webhook and mock alike). Each report is matched by tenant slug, message id and
- * recipient index, then checked against the stored provider ids (Behavior rule 8); anything unknown,
+ * recipient index, then checked against the provider message id and group stored for that recipient (DECISIONS 9;
+ * a recipient never handed to the provider takes no report); anything unknown,
  * mismatching, duplicate or stale is counted as ignored and never touches another row. Reports of one message
  * are applied under that message's row lock, so success and failure counts stay exact under concurrent
  * callbacks, and the first final status of a recipient wins.
@@ -64,7 +66,7 @@ export async function applyDeliveryReports(db: Kysely<DB>, parsed: ParsedDeliver
 async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryReport[]): Promise<number> {
   const message = await trx
     .selectFrom('smsMessages')
-    .select(['id', 'status', 'providerGroupId', 'recipientCount', 'successCount', 'failCount'])
+    .select(['id', 'status', 'providerGroupId', 'handedOverAt', 'recipientCount', 'successCount', 'failCount'])
     .where('id', '=', smsId)
     .forUpdate()
     .executeTakeFirst()
@@ -72,12 +74,15 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
   const indexes = [...new Set(reports.map((report) => report.recipientIndex))]
   const recipients = await trx
     .selectFrom('smsRecipients')
-    .select(['recipientIndex', 'deliveryStatus', 'providerMessageId'])
+    .select(['recipientIndex', 'deliveryStatus', 'providerMessageId', 'providerGroupId'])
     .where('smsId', '=', smsId)
     .where('recipientIndex', 'in', indexes)
     .execute()
   const current = new Map(recipients.map((recipient) => [recipient.recipientIndex, { ...recipient }]))
 
+  // Recipients of the attempt now in flight (handed over, answer not yet recorded) were handed to the provider too;
+  // its report may come first, and then carries the ids the dispatcher is about to store.
+  const inFlight = message.status === 'PENDING' && message.handedOverAt !== null
   let groupId = message.providerGroupId
   const changes = new Map<number, RecipientChange>()
   let delivered = 0
@@ -86,10 +91,14 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
   for (const report of reports) {
     const recipient = current.get(report.recipientIndex)
     if (!recipient) continue
-    // Group ids are checked only when both sides have one; a report may name the group first.
-    if (groupId && report.groupId && report.groupId !== groupId) continue
-    // The provider message id must match the one stored at dispatch; an unverifiable report is ignored.
-    if (recipient.providerMessageId ? report.messageId !== recipient.providerMessageId : !report.messageId) continue
+    // DECISIONS 9: matched on the ids stored for this recipient. Never handed over (no provider message id, not in
+    // flight): ignored. Another message id, or another group than the call that sent it: ignored.
+    if (recipient.providerMessageId) {
+      if (report.messageId !== recipient.providerMessageId) continue
+    } else if (!(inFlight && recipient.deliveryStatus === 'PENDING' && report.messageId)) {
+      continue
+    }
+    if (recipient.providerGroupId && report.groupId && report.groupId !== recipient.providerGroupId) continue
     const next = nextDeliveryStatus(recipient.deliveryStatus, deliveryStatusForCode(report.statusCode))
     if (!next) continue
     groupId ??= report.groupId
@@ -98,10 +107,12 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
     applied++
     recipient.deliveryStatus = next
     recipient.providerMessageId ??= report.messageId
+    recipient.providerGroupId ??= report.groupId
     changes.set(report.recipientIndex, {
       recipientIndex: report.recipientIndex,
       status: next,
       messageId: recipient.providerMessageId,
+      groupId: recipient.providerGroupId,
       statusCode: report.statusCode,
       statusMessage: report.statusMessage,
     })
@@ -111,12 +122,13 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
   const rows = [...changes.values()]
   await sql`
     update sms_recipients r set
-      delivery_status = c.status, provider_message_id = c.message_id, provider_status_code = c.status_code,
-      provider_status_message = left(c.status_message, 200), reported_at = now(), updated_at = now()
+      delivery_status = c.status, provider_message_id = c.message_id, provider_group_id = c.group_id,
+      provider_status_code = c.status_code, provider_status_message = left(c.status_message, 200),
+      reported_at = now(), updated_at = now()
     from unnest(${rows.map((row) => row.recipientIndex)}::int[], ${rows.map((row) => row.status)}::text[],
-                ${rows.map((row) => row.messageId)}::text[], ${rows.map((row) => row.statusCode)}::text[],
-                ${rows.map((row) => row.statusMessage)}::text[])
-      as c(recipient_index, status, message_id, status_code, status_message)
+                ${rows.map((row) => row.messageId)}::text[], ${rows.map((row) => row.groupId)}::text[],
+                ${rows.map((row) => row.statusCode)}::text[], ${rows.map((row) => row.statusMessage)}::text[])
+      as c(recipient_index, status, message_id, group_id, status_code, status_message)
     where r.sms_id = ${smsId} and r.recipient_index = c.recipient_index`.execute(trx)
 
   const successCount = message.successCount + delivered

@@ -2,38 +2,41 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import {
   claimDueMessages,
-  failPendingRecipients,
-  findClaimedMessage,
   findUnsentRecipients,
-  finishAttempt,
-  lockOwnClaim,
-  recordRecipientOutcomes,
+  handOverClaimedMessage,
   releaseClaim,
-  tallyRecipients,
+  renewLease,
   type Claim,
-  type DispatchUpdate,
-  type RecipientOutcome,
-  type RecipientTally,
 } from '../../../db/repos/dispatch.js'
 import type { DB } from '../../../db/schema.js'
 import { withTenant, type TenantTx } from '../../../db/tenant.js'
 import { applyDeliveryReports } from '../delivery/apply-reports.js'
-import { aggregateStatus } from '../delivery-status.js'
 import type { SendRequest, SendResult, SmsProvider } from '../providers/provider.js'
+import { noMetrics, type MetricsRecorder } from '../../observability/metrics.js'
 import { renderContent } from '../sizing.js'
-import { retryDelaySeconds } from './backoff.js'
+import { createOutcomeWriter } from './attempt-outcome.js'
+import { startHeartbeat } from './lease-heartbeat.js'
+import { writePatiently } from './patient-write.js'
 
 export interface DispatcherOptions {
   db: Kysely<DB>
   provider: SmsProvider
   log: FastifyBaseLogger
+  /** Messages claimed per pass at most; a full pass is followed by another. */
   batchSize: number
   maxAttempts: number
   retryBaseSeconds: number
-  /** A claim not finished within the lease (crashed instance) is taken over by any instance. */
+  /**
+   * A claim's lease, renewed while its attempt runs: a dead instance's message is taken over after one lease
+   * (SVC_SMS_LEASE_SECONDS).
+   */
   leaseSeconds?: number
-  /** Messages of one batch sent to the provider at the same time. */
+  /** Messages sent to the provider at the same time; the dispatcher claims only as many as it has free workers. */
   concurrency?: number
+  /** How long a provider answer whose recording fails is kept and its recording retried. */
+  recordPatienceSeconds?: number
+  /** Provider calls and retries are counted here (plugins/metrics.ts). */
+  metrics?: MetricsRecorder
 }
 
 export interface Dispatcher {
@@ -43,29 +46,43 @@ export interface Dispatcher {
   runOnce(): Promise<number>
   /** Sends one claimed message; exposed so tests can drive a claim directly. */
   processClaim(claim: Claim): Promise<void>
-  /** Stops claiming, lets in-flight sends finish, gives back claims not yet started. */
+  /** Stops claiming, lets in-flight sends finish and record, gives back claims not yet handed to the provider. */
   stop(): Promise<void>
 }
 
-const DEFAULT_LEASE_SECONDS = 120
+const DEFAULT_LEASE_SECONDS = 30
 const DEFAULT_CONCURRENCY = 4
+const DEFAULT_RECORD_PATIENCE_SECONDS = 300
 
-type Prepared = { request: SendRequest; attempts: number }
+type Prepared = { request: SendRequest; attempt: number }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, provider, log } = options
+  const metrics = options.metrics ?? noMetrics
   const leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
+  const recordPatienceMs = (options.recordPatienceSeconds ?? DEFAULT_RECORD_PATIENCE_SECONDS) * 1000
   let stopping = false
   let pass: Promise<void> | null = null
   let again = false
+  const attempts = new Set<Promise<void>>()
+  const outcomes = createOutcomeWriter(options)
 
+  /**
+   * The hand-over: in one transaction, checks the claim, counts the attempt and marks the message as handed to
+   * the provider. Once this commits the provider is called; before, the claim can still be given back.
+   */
   async function prepare(trx: TenantTx, claim: Claim): Promise<Prepared | null> {
-    const message = await findClaimedMessage(trx, claim)
-    if (!message) return null
+    const message = await handOverClaimedMessage(trx, claim, options.maxAttempts)
+    if (!message) {
+      await outcomes.failExhausted(trx, claim)
+      // Held since the claim (tenant suspended, sender withdrawn): give it back untouched, PENDING.
+      await releaseClaim(trx, claim)
+      return null
+    }
     const recipients = await findUnsentRecipients(trx, message.id)
     return {
-      attempts: message.dispatchAttempts,
+      attempt: message.dispatchAttempts,
       request: {
         tenantSlug: message.tenantSlug,
         smsId: message.id,
@@ -82,72 +99,43 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  function settledStatus(tally: RecipientTally): DispatchUpdate['status'] {
-    if (tally.dispatched > 0) return 'DISPATCHED'
-    return aggregateStatus({ DELIVERED: tally.delivered, FAILED: tally.failed }) ?? 'FAILED'
+  /**
+   * The answer exists only in this process now: a failed write (database restart, lost connection) is retried as
+   * a write while the heartbeat keeps the lease, never as a new send. After the patience runs out the lease lapses
+   * and another pass sends again (the provider may then get it twice, as after a timeout).
+   */
+  function recordPatiently(claim: Claim, prepared: Prepared, result: SendResult, answeredAt: Date): Promise<boolean> {
+    return writePatiently(
+      () => withTenant(db, claim.tenantId, (trx) => outcomes.record(trx, claim, prepared.attempt, result, answeredAt)),
+      recordPatienceMs,
+      (error, delayMs) =>
+        log.warn({ err: error, smsId: claim.smsId, delayMs }, 'could not record the provider answer; retrying the write, not the send'),
+    )
   }
 
-  /** Writes the attempt's outcome; only the claim holder may (results of a lost claim are dropped). */
-  async function record(trx: TenantTx, claim: Claim, prepared: Prepared, result: SendResult): Promise<boolean> {
-    if (!(await lockOwnClaim(trx, claim))) {
-      log.warn({ smsId: claim.smsId }, 'dispatch claim lost before results were recorded')
-      return false
-    }
-    const attempt = prepared.attempts + 1
-    const now = new Date()
-    const update: Partial<DispatchUpdate> = {}
-    if (result.kind === 'accepted') {
-      const outcomes: RecipientOutcome[] = [
-        ...result.accepted.map((entry) => ({
-          recipientIndex: entry.recipientIndex,
-          status: 'DISPATCHED' as const,
-          providerMessageId: entry.messageId,
-          statusCode: entry.statusCode,
-          statusMessage: null,
-        })),
-        ...result.refused.map((entry) => ({
-          recipientIndex: entry.recipientIndex,
-          status: 'FAILED' as const,
-          providerMessageId: null,
-          statusCode: entry.statusCode,
-          statusMessage: entry.statusMessage,
-        })),
-      ]
-      await recordRecipientOutcomes(trx, claim.smsId, outcomes)
-      update.providerGroupId = result.groupId
-      update.lastProviderError = null
-      if (result.accepted.length > 0) update.sentAt = now
-    } else if (result.kind === 'rejected') {
-      await failPendingRecipients(trx, claim.smsId, result.error)
-      update.lastProviderError = result.error
-    } else {
-      update.lastProviderError = result.error
-    }
-
-    let tally = await tallyRecipients(trx, claim.smsId)
-    if (tally.pending > 0 && attempt >= options.maxAttempts) {
-      await failPendingRecipients(trx, claim.smsId, `retries exhausted: ${update.lastProviderError ?? 'not confirmed'}`)
-      tally = await tallyRecipients(trx, claim.smsId)
-    }
-    const retry = tally.pending > 0
-    await finishAttempt(trx, claim, {
-      ...update,
-      attemptsIncrement: 1,
-      status: retry ? 'PENDING' : settledStatus(tally),
-      ...(retry ? { nextAttemptAt: new Date(now.getTime() + retryDelaySeconds(attempt, options.retryBaseSeconds) * 1000) } : {}),
-      successCount: tally.delivered,
-      failCount: tally.failed,
-      confirmed: !retry && tally.dispatched === 0,
+  function keepLeaseAlive(claim: Claim) {
+    return startHeartbeat({
+      leaseSeconds,
+      renew: () => withTenant(db, claim.tenantId, (trx) => renewLease(trx, claim, leaseSeconds)),
+      onLost: () => log.warn({ smsId: claim.smsId }, 'dispatch claim taken over while its attempt ran'),
+      onError: (error) => log.warn({ err: error, smsId: claim.smsId }, 'could not renew the dispatch lease'),
     })
-    return true
   }
 
-  async function processClaim(claim: Claim): Promise<void> {
-    // Fails before any data access when the claim carries no valid tenant (withTenant checks first).
-    const prepared = await withTenant(db, claim.tenantId, (trx) => prepare(trx, claim))
-    if (!prepared) return
+  /** Hands the message over, calls the provider and records its answer; returns what must follow the record. */
+  async function sendAndRecord(claim: Claim): Promise<{ prepared: Prepared; result: SendResult } | null> {
+    let prepared: Prepared | null
+    try {
+      prepared = await withTenant(db, claim.tenantId, (trx) => prepare(trx, claim))
+    } catch (error) {
+      // Whether the hand-over committed is unknown; the release only succeeds if it did not.
+      await release(claim)
+      throw error
+    }
+    if (!prepared) return null
     // The provider is called outside any transaction: no connection or lock is held while it answers.
     let result: SendResult
+    const calledAt = performance.now()
     try {
       result =
         prepared.request.messages.length > 0
@@ -156,11 +144,44 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     } catch (error) {
       result = { kind: 'retryable', error: `provider adapter failed: ${String(error)}` }
     }
-    const recorded = await withTenant(db, claim.tenantId, (trx) => record(trx, claim, prepared, result))
-    if (recorded && result.kind === 'accepted' && provider.reportsFor) {
-      const reports = provider.reportsFor(prepared.request, result)
+    if (prepared.request.messages.length > 0) metrics.providerCall(result.kind, (performance.now() - calledAt) / 1000)
+    return (await recordPatiently(claim, prepared, result, new Date())) ? { prepared, result } : null
+  }
+
+  /** The provider's answer to the attempt, or null when nothing was sent (held, released, claim lost). */
+  async function attempt(claim: Claim): Promise<SendResult['kind'] | null> {
+    if (stopping) {
+      await release(claim)
+      return null
+    }
+    // From the claim until the answer is recorded (or given up), however long the provider or the database takes.
+    const heartbeat = keepLeaseAlive(claim)
+    let recorded: Awaited<ReturnType<typeof sendAndRecord>>
+    try {
+      recorded = await sendAndRecord(claim)
+    } finally {
+      heartbeat.stop()
+    }
+    if (recorded && recorded.result.kind === 'accepted' && provider.reportsFor) {
+      const reports = provider.reportsFor(recorded.prepared.request, recorded.result)
       await applyDeliveryReports(db, reports.map((report) => ({ ok: true as const, report })))
     }
+    return recorded ? recorded.result.kind : null
+  }
+
+  async function runClaim(claim: Claim): Promise<SendResult['kind'] | null> {
+    const running = attempt(claim)
+    const tracked = running.then(() => undefined, () => undefined)
+    attempts.add(tracked)
+    try {
+      return await running
+    } finally {
+      attempts.delete(tracked)
+    }
+  }
+
+  async function processClaim(claim: Claim): Promise<void> {
+    await runClaim(claim)
   }
 
   async function release(claim: Claim): Promise<void> {
@@ -169,26 +190,48 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     )
   }
 
+  /**
+   * Claims only as many messages as there are free workers, each the moment a worker can start it, so nothing
+   * claimed waits in this process: a dead instance strands only what it had handed to the provider.
+   */
   async function runOnce(): Promise<number> {
-    const claims = await claimDueMessages(db, options.batchSize, leaseSeconds)
-    let next = 0
-    const worker = async () => {
-      while (next < claims.length) {
-        const claim = claims[next++]!
-        if (stopping) {
-          await release(claim)
+    let claimed = 0
+    // For the one line an operator reads per batch: what was claimed and how the provider answered.
+    const tally = { sent: 0, retrying: 0, failed: 0, notSent: 0 }
+    const running = new Set<Promise<void>>()
+    try {
+      while (!stopping && claimed < options.batchSize) {
+        if (running.size >= concurrency) {
+          await Promise.race(running)
           continue
         }
-        try {
-          await processClaim(claim)
-        } catch (error) {
-          // The claim's lease runs out and another pass retries it.
-          log.error({ err: error, smsId: claim.smsId }, 'dispatch of a message failed')
+        const wanted = Math.min(concurrency - running.size, options.batchSize - claimed)
+        const claims = await claimDueMessages(db, wanted, leaseSeconds)
+        claimed += claims.length
+        for (const claim of claims) {
+          const task: Promise<void> = runClaim(claim)
+            .then((kind) => {
+              if (kind === 'accepted') tally.sent++
+              else if (kind === 'retryable') tally.retrying++
+              else if (kind === 'rejected') tally.failed++
+              else tally.notSent++
+            })
+            .catch((error: unknown) => {
+              tally.failed++
+              // The claim's lease runs out and another pass retries it.
+              log.error({ err: error, smsId: claim.smsId }, 'dispatch of a message failed')
+            })
+            .finally(() => running.delete(task))
+          running.add(task)
         }
+        if (claims.length < wanted) break
       }
+    } finally {
+      await Promise.all(running)
+      // Empty passes (every scheduler tick) stay out of the info log.
+      if (claimed > 0) log.info({ claimed, ...tally }, 'dispatch batch')
     }
-    await Promise.all(Array.from({ length: Math.min(concurrency, claims.length) }, worker))
-    return claims.length
+    return claimed
   }
 
   function kick(): void {
@@ -221,6 +264,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     async stop() {
       stopping = true
       await pass
+      await Promise.allSettled([...attempts])
     },
   }
 }

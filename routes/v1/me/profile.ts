@@ -51,9 +51,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/avatar',
     {
-      // "Give me a new avatar" needs no body at all: a missing one reads as `{}` instead of failing the schema.
+      // "Give me a new avatar" needs no body at all: a missing one reads as `{}` instead of failing the schema. The
+      // JSON body `null` is a body, and not an object, so the schema refuses it like `[]` or `"seed"`.
       preValidation: async (request) => {
-        request.body ??= {}
+        if (request.body === undefined) request.body = {}
       },
       schema: { tags: ['me'], body: UpdateAvatarSchema, response: { 200: AvatarResponseSchema } },
     },

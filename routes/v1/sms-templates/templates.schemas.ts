@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { TemplateCategorySchema } from '../../../lib/sms/template-response.js'
+import { PathIdSchema } from '../../../lib/http/id-schema.js'
 
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' })
 // No maxLength on purpose: the limit is 2,000 provider bytes (ASCII 1, others 2), checked in the handler, so
@@ -9,7 +10,7 @@ const Content = Type.String({ minLength: 1, pattern: '\\S', description: 'at mos
 const Version = Type.Integer({ minimum: 0, maximum: 2_147_483_647 })
 
 export const TemplateIdParamsSchema = Type.Object({
-  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  id: PathIdSchema,
 })
 export type TemplateIdParams = Static<typeof TemplateIdParamsSchema>
 

@@ -9,6 +9,7 @@ import {
   listRecipients,
   type MessageScope,
 } from '../../../db/repos/sms-messages.js'
+import { releaseDailyRecipients } from '../../../db/repos/sms-quota.js'
 import { AppError } from '../../../lib/errors.js'
 import { sendJsonText } from '../../../lib/http/json-text.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
@@ -76,7 +77,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         const visible = await findMessage(request.db, request.params.id, scope)
         throw new AppError(visible ? 'SMS_NOT_CANCELLABLE' : 'SMS_NOT_FOUND')
       }
-      await cancelPendingRecipients(request.db, cancelled.id)
+      const cancelledRecipients = await cancelPendingRecipients(request.db, cancelled.id)
+      // DECISIONS 9: cancelling gives the recipients back to the day the message was accepted on.
+      await releaseDailyRecipients(request.db, request.identity!.tenantId, cancelled.createdAt, cancelledRecipients)
       return toMessageResponse(cancelled, await listRecipients(request.db, cancelled.id))
     },
   )

@@ -9,6 +9,7 @@ import {
 } from '../../../db/repos/recipient-groups.js'
 import type { TenantTx } from '../../../db/tenant.js'
 import { AppError } from '../../../lib/errors.js'
+import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { GroupResponseSchema, GroupSummarySchema, toGroupResponse, toGroupSummary } from '../../../lib/sms/recipient-group-response.js'
 import { assertRecipientCount, normalizeRecipients } from '../../../lib/sms/recipients.js'
@@ -31,6 +32,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/recipient-groups',
     {
+      bodyLimit: RECIPIENT_LIST_BODY_LIMIT,
       config: { idempotency: groupReplay },
       schema: {
         tags: ['sms'],

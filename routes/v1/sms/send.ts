@@ -4,6 +4,7 @@ import { kyselyClassRoster } from '../../../db/repos/class-roster.js'
 import { findMessage, listRecipients } from '../../../db/repos/sms-messages.js'
 import type { TenantTx } from '../../../db/tenant.js'
 import { AppError } from '../../../lib/errors.js'
+import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { createMessage, sendSettings, type CreatedMessage } from '../../../lib/sms/create-message.js'
 import { MessageResponseSchema, toMessageResponse } from '../../../lib/sms/message-response.js'
@@ -26,6 +27,7 @@ const response = {
   404: ProblemSchema,
   409: ProblemSchema,
   422: ProblemSchema,
+  429: ProblemSchema,
 }
 
 /** A replay answers with the message as it is now (its status may have moved on since the first answer). */
@@ -59,6 +61,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/send',
     {
+      bodyLimit: RECIPIENT_LIST_BODY_LIMIT,
       config: { idempotency: messageReplay },
       schema: { tags: ['sms'], headers: IdempotencyHeadersSchema, body: SendBodySchema, response },
     },

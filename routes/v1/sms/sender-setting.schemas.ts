@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 
-// The number itself is judged by lib/sms/phone.ts (INVALID_PHONE_NUMBER); the schema only bounds the input.
+// The number is judged by lib/sms/phone.ts, its length included: every bad number is INVALID_PHONE_NUMBER (DECISIONS 6).
 export const PutSenderSettingBodySchema = Type.Object(
-  { senderNumber: Type.String({ maxLength: 32 }) },
+  { senderNumber: Type.String() },
   { additionalProperties: false },
 )
 export type PutSenderSettingBody = Static<typeof PutSenderSettingBodySchema>

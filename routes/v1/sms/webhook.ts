@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { DELIVERY_REPORT_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { applyDeliveryReports } from '../../../lib/sms/delivery/apply-reports.js'
 import { isValidProviderSecret } from '../../../lib/sms/delivery/provider-secret.js'
 import { parseDeliveryReports } from '../../../lib/sms/delivery-report.js'
@@ -12,6 +13,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/solapi/webhook',
     {
+      bodyLimit: DELIVERY_REPORT_BODY_LIMIT,
       config: { auth: false },
       // Checked before the body is read: an unauthenticated caller learns nothing about body validation.
       onRequest: async (request) => {
@@ -28,7 +30,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: WebhookResultSchema },
       },
     },
-    async (request) => applyDeliveryReports(app.db, parseDeliveryReports(request.body)),
+    async (request) => {
+      const result = await applyDeliveryReports(app.db, parseDeliveryReports(request.body))
+      app.metrics.deliveryReports(result.processed, result.ignored)
+      request.log.info(result, 'delivery reports applied')
+      return result
+    },
   )
 }
 

@@ -39,7 +39,7 @@ const refresh = (token: string) =>
 
 /** A staff member created through the contract and signed in for real on two devices (two session rows). */
 async function signedInStaff(tenant: TenantRow) {
-  const created = await contract().createUser(tenant.id, { name: 'Park Teacher', role: 'INSTRUCTOR' })
+  const created = await contract().createUser('Park Teacher', null, 'INSTRUCTOR', tenant.id)
   const credentials = { userLoginId: created.userLoginId, password: created.temporaryPassword, customId: tenant.customId }
   const web = await login(credentials, 'WEB')
   const mobile = await login(credentials, 'MOBILE')
@@ -77,6 +77,56 @@ async function registeredOwner() {
   const user = response.json().user as { id: number; tenantId: number; tenantCustomId: string }
   return { ...user, userLoginId, password, access: cookie(response, 'svc_access_token'), refresh: cookie(response, 'svc_refresh_token') }
 }
+
+/** The contract exactly as SPEC ("In-process contract for other modules") writes it; a module coded against it. */
+interface SpecContract {
+  validateToken(token: string): Promise<unknown>
+  getUserInfo(token: string): Promise<{ id: number; email: string; name: string; role: string; tenantSlug: string; tenantId: number }>
+  createUser(
+    name: string,
+    phone: string | null,
+    role: 'OWNER' | 'MANAGER' | 'INSTRUCTOR' | 'STUDENT',
+    tenantId: number,
+  ): Promise<{ userId: number; userLoginId: string; temporaryPassword: string }>
+  deleteUser(userId: number): Promise<void>
+  resetPassword(userId: number): Promise<string>
+  changeLoginId(userId: number, newLoginId: string): Promise<void>
+  getAvatarSeeds(userIds: number[]): Promise<Map<number, string>>
+}
+
+describe("authContract with SPEC's call shapes", () => {
+  it('serves a module written against SPEC once bound to a tenant context (DECISIONS 3)', async () => {
+    const tenant = await createTenant()
+    const spec: SpecContract = contract().forTenant(tenant.id)
+
+    const created = await spec.createUser('Han Manager', '010-4444-5555', 'MANAGER', tenant.id)
+    const credentials = { userLoginId: created.userLoginId, password: created.temporaryPassword, customId: tenant.customId }
+    const session = await login(credentials)
+    expect(await spec.getUserInfo(session.access)).toMatchObject({ id: created.userId, name: 'Han Manager', tenantId: tenant.id })
+
+    const renamed = unique('spec-renamed')
+    await spec.changeLoginId(created.userId, renamed)
+    const temporaryPassword = await spec.resetPassword(created.userId)
+    expect((await login({ ...credentials, userLoginId: renamed, password: temporaryPassword })).response.statusCode).toBe(200)
+    const seeds = await spec.getAvatarSeeds([created.userId])
+    expect([...seeds.keys()]).toEqual([created.userId])
+    await spec.deleteUser(created.userId)
+    expect((await owner().selectFrom('users').select('status').where('id', '=', created.userId).executeTakeFirstOrThrow()).status).toBe('DELETED')
+  })
+
+  it('creates with the tenant id as the last argument straight from app.authContract', async () => {
+    const tenant = await createTenant()
+    const created = await contract().createUser('Yoon Teacher', null, 'INSTRUCTOR', tenant.id)
+    const row = await owner().selectFrom('users').select(['tenantId', 'name', 'phone', 'role']).where('id', '=', created.userId).executeTakeFirstOrThrow()
+    expect(row).toEqual({ tenantId: tenant.id, name: 'Yoon Teacher', phone: null, role: 'INSTRUCTOR' })
+  })
+
+  it('refuses createUser into another tenant than the bound one (TENANT_MISMATCH) and creates nothing', async () => {
+    const [bound, other] = [await createTenant(), await createTenant()]
+    await expectAppError(contract().forTenant(bound.id).createUser('Elsewhere', null, 'STUDENT', other.id), 'TENANT_MISMATCH')
+    expect(await owner().selectFrom('users').select('id').where('name', '=', 'Elsewhere').where('tenantId', 'in', [bound.id, other.id]).execute()).toEqual([])
+  })
+})
 
 describe('authContract.validateToken', () => {
   it('returns the identity of a valid access token', async () => {
@@ -123,7 +173,7 @@ describe('authContract.getUserInfo', () => {
     const tenant = await createTenant()
     const staff = await signedInStaff(tenant)
     await expectAppError(contract().getUserInfo('x.y.z'), 'AUTH_003')
-    await contract().deleteUser(tenant.id, staff.userId)
+    await contract().forTenant(tenant.id).deleteUser(staff.userId)
     await expectAppError(contract().getUserInfo(staff.sessions[0]!.access), 'AUTH_004')
   })
 })
@@ -131,7 +181,7 @@ describe('authContract.getUserInfo', () => {
 describe('authContract.createUser', () => {
   it('creates a user with a generated login id and a temporary password that signs in', async () => {
     const tenant = await createTenant()
-    const created = await contract().createUser(tenant.id, { name: 'Choi Manager', phone: '010-2222-3333', role: 'MANAGER' })
+    const created = await contract().createUser('Choi Manager', '010-2222-3333', 'MANAGER', tenant.id)
 
     expect(created.userLoginId).toMatch(/^manager-[a-z0-9]{8}$/)
     expect(created.temporaryPassword).toMatch(/^[A-Za-z0-9]{16}$/)
@@ -144,14 +194,15 @@ describe('authContract.createUser', () => {
     expect(signedIn.response.json().user).toMatchObject({ id: created.userId, role: 'MANAGER', tenantSlug: tenant.slug })
   })
 
-  it('refuses OWNER, a blank name, an invalid phone and an unknown tenant with catalog errors', async () => {
+  it('refuses OWNER, a blank name, an invalid or over-long phone and an unknown tenant with catalog errors', async () => {
     const tenant = await createTenant()
-    // @ts-expect-error OWNER is not creatable; JavaScript callers get a runtime refusal too.
-    await expectAppError(contract().createUser(tenant.id, { name: 'Owner', role: 'OWNER' }), 'VALIDATION_FAILED')
-    await expectAppError(contract().createUser(tenant.id, { name: '  ', role: 'STUDENT' }), 'VALIDATION_FAILED')
-    await expectAppError(contract().createUser(tenant.id, { name: 'x'.repeat(101), role: 'STUDENT' }), 'VALIDATION_FAILED')
-    await expectAppError(contract().createUser(tenant.id, { name: 'Ok', phone: '12345', role: 'STUDENT' }), 'INVALID_PHONE_NUMBER')
-    await expectAppError(contract().createUser(2_000_000_000, { name: 'Ok', role: 'STUDENT' }), 'TENANT_NOT_FOUND')
+    // SPEC's role parameter names every role; OWNER is refused at run time (owners come with their tenant).
+    await expectAppError(contract().createUser('Owner', null, 'OWNER', tenant.id), 'VALIDATION_FAILED')
+    await expectAppError(contract().createUser('  ', null, 'STUDENT', tenant.id), 'VALIDATION_FAILED')
+    await expectAppError(contract().createUser('x'.repeat(101), null, 'STUDENT', tenant.id), 'VALIDATION_FAILED')
+    await expectAppError(contract().createUser('Ok', '12345', 'STUDENT', tenant.id), 'INVALID_PHONE_NUMBER')
+    await expectAppError(contract().createUser('Ok', '0'.repeat(41), 'STUDENT', tenant.id), 'INVALID_PHONE_NUMBER')
+    await expectAppError(contract().createUser('Ok', null, 'STUDENT', 2_000_000_000), 'TENANT_NOT_FOUND')
     const count = await owner().selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('tenantId', '=', tenant.id).executeTakeFirstOrThrow()
     expect(Number(count.n)).toBe(0)
   })
@@ -159,14 +210,14 @@ describe('authContract.createUser', () => {
   it('joins a transaction the caller holds, committing or rolling back with it', async () => {
     const tenant = await createTenant()
     const failure = withTenant(app.current.db, tenant.id, async (trx) => {
-      await contract().createUser({ tenantId: tenant.id, trx }, { name: 'Rolled Back', role: 'STUDENT' })
+      await contract().forTenant({ tenantId: tenant.id, trx }).createUser('Rolled Back', null, 'STUDENT', tenant.id)
       throw new Error('caller fails after the call')
     })
     await expect(failure).rejects.toThrow('caller fails')
     expect(await owner().selectFrom('users').select('id').where('name', '=', 'Rolled Back').where('tenantId', '=', tenant.id).execute()).toEqual([])
 
     const created = await withTenant(app.current.db, tenant.id, (trx) =>
-      contract().createUser({ tenantId: tenant.id, trx }, { name: 'Kept', role: 'STUDENT' }),
+      contract().forTenant({ tenantId: tenant.id, trx }).createUser('Kept', null, 'STUDENT', tenant.id),
     )
     expect(await owner().selectFrom('users').select('name').where('id', '=', created.userId).executeTakeFirst()).toEqual({ name: 'Kept' })
   })
@@ -177,7 +228,7 @@ describe('authContract.deleteUser', () => {
     const tenant = await createTenant()
     const staff = await signedInStaff(tenant)
 
-    await contract().deleteUser(tenant.id, staff.userId)
+    await contract().forTenant(tenant.id).deleteUser(staff.userId)
 
     await expectSessionsEnded(staff.sessions)
     expect(await revocationReasons(tenant.id)).toEqual(['USER_DELETED', 'USER_DELETED'])
@@ -187,13 +238,13 @@ describe('authContract.deleteUser', () => {
     expect(again.response.json().code).toBe('AUTH_015')
     // The login id stays taken.
     const other = await insertUser(tenant, { role: 'STUDENT' })
-    await expectAppError(contract().changeLoginId(tenant.id, other.id, staff.userLoginId), 'AUTH_011')
+    await expectAppError(contract().forTenant(tenant.id).changeLoginId(other.id, staff.userLoginId), 'AUTH_011')
   })
 
   it('answers NOT_FOUND for a user of another tenant and leaves it alone', async () => {
     const tenantA = await createTenant()
     const victim = await insertUser(await createTenant())
-    await expectAppError(contract().deleteUser(tenantA.id, victim.id), 'NOT_FOUND')
+    await expectAppError(contract().forTenant(tenantA.id).deleteUser(victim.id), 'NOT_FOUND')
     expect(await owner().selectFrom('users').select('status').where('id', '=', victim.id).executeTakeFirst()).toEqual({ status: 'ACTIVE' })
   })
 })
@@ -203,7 +254,7 @@ describe('authContract.resetPassword', () => {
     const tenant = await createTenant()
     const staff = await signedInStaff(tenant)
 
-    const temporaryPassword = await contract().resetPassword(tenant.id, staff.userId)
+    const temporaryPassword = await contract().forTenant(tenant.id).resetPassword(staff.userId)
 
     expect(temporaryPassword).toMatch(/^[A-Za-z0-9]{16}$/)
     expect(temporaryPassword).not.toBe(staff.temporaryPassword)
@@ -217,7 +268,7 @@ describe('authContract.resetPassword', () => {
   it('answers NOT_FOUND for a user of another tenant and leaves its password alone', async () => {
     const victim = await insertUser(await createTenant())
     const before = await owner().selectFrom('users').select('passwordHash').where('id', '=', victim.id).executeTakeFirstOrThrow()
-    await expectAppError(contract().resetPassword((await createTenant()).id, victim.id), 'NOT_FOUND')
+    await expectAppError(contract().forTenant((await createTenant()).id).resetPassword(victim.id), 'NOT_FOUND')
     expect(await owner().selectFrom('users').select('passwordHash').where('id', '=', victim.id).executeTakeFirstOrThrow()).toEqual(before)
   })
 })
@@ -228,7 +279,7 @@ describe('authContract.changeLoginId', () => {
     const staff = await signedInStaff(tenant)
     const newLoginId = unique('renamed')
 
-    await contract().changeLoginId(tenant.id, staff.userId, newLoginId)
+    await contract().forTenant(tenant.id).changeLoginId(staff.userId, newLoginId)
 
     await expectSessionsEnded(staff.sessions)
     expect(await revocationReasons(tenant.id)).toEqual(['LOGIN_ID_CHANGED', 'LOGIN_ID_CHANGED'])
@@ -240,7 +291,7 @@ describe('authContract.changeLoginId', () => {
     const ownerUser = await registeredOwner()
     const newLoginId = unique('owner-renamed')
 
-    await contract().changeLoginId(ownerUser.tenantId, ownerUser.id, newLoginId)
+    await contract().forTenant(ownerUser.tenantId).changeLoginId(ownerUser.id, newLoginId)
 
     await expectSessionsEnded([ownerUser])
     const directory = await owner().selectFrom('ownerDirectory').select(['userLoginId', 'userId']).where('tenantId', '=', ownerUser.tenantId).execute()
@@ -255,14 +306,14 @@ describe('authContract.changeLoginId', () => {
     const tenant = await createTenant()
     const staff = await signedInStaff(tenant)
     const colleague = await insertUser(tenant, { role: 'MANAGER' })
-    await expectAppError(contract().changeLoginId(tenant.id, staff.userId, colleague.userLoginId), 'AUTH_011')
+    await expectAppError(contract().forTenant(tenant.id).changeLoginId(staff.userId, colleague.userLoginId), 'AUTH_011')
     // The same id in another tenant is fine for staff.
     const elsewhere = await insertUser(await createTenant())
-    await contract().changeLoginId(tenant.id, staff.userId, elsewhere.userLoginId)
+    await contract().forTenant(tenant.id).changeLoginId(staff.userId, elsewhere.userLoginId)
 
     const first = await registeredOwner()
     const second = await registeredOwner()
-    await expectAppError(contract().changeLoginId(second.tenantId, second.id, first.userLoginId), 'AUTH_011')
+    await expectAppError(contract().forTenant(second.tenantId).changeLoginId(second.id, first.userLoginId), 'AUTH_011')
     expect((await getMe(second.access)).statusCode).toBe(200)
     const row = await owner().selectFrom('users').select('userLoginId').where('id', '=', second.id).executeTakeFirstOrThrow()
     expect(row.userLoginId).toBe(second.userLoginId)
@@ -272,10 +323,10 @@ describe('authContract.changeLoginId', () => {
     const tenant = await createTenant()
     const staff = await signedInStaff(tenant)
     for (const bad of ['', 'has space', 'x'.repeat(51)]) {
-      await expectAppError(contract().changeLoginId(tenant.id, staff.userId, bad), 'VALIDATION_FAILED')
+      await expectAppError(contract().forTenant(tenant.id).changeLoginId(staff.userId, bad), 'VALIDATION_FAILED')
     }
-    await expectAppError(contract().changeLoginId((await createTenant()).id, staff.userId, unique('x')), 'NOT_FOUND')
-    await contract().changeLoginId(tenant.id, staff.userId, staff.userLoginId)
+    await expectAppError(contract().forTenant((await createTenant()).id).changeLoginId(staff.userId, unique('x')), 'NOT_FOUND')
+    await contract().forTenant(tenant.id).changeLoginId(staff.userId, staff.userLoginId)
     expect((await getMe(staff.sessions[0]!.access)).statusCode).toBe(200)
   })
 })
@@ -297,11 +348,11 @@ describe('authContract.getAvatarSeeds', () => {
     }
     const counted = createAuthContract({ ...app.current.authDeps, db: app.current.db.withPlugin(counting) })
 
-    const result = await counted.getAvatarSeeds(tenant.id, [...users.map((user) => user.id), users[0]!.id, foreign.id, 999_999_999])
+    const result = await counted.forTenant(tenant.id).getAvatarSeeds([...users.map((user) => user.id), users[0]!.id, foreign.id, 999_999_999])
 
     expect(result).toEqual(new Map(seeds.map((row) => [row.id, row.avatarSeed])))
     expect(result.size).toBe(3)
     expect(selects).toBe(1)
-    expect(await contract().getAvatarSeeds(tenant.id, [])).toEqual(new Map())
+    expect(await contract().forTenant(tenant.id).getAvatarSeeds([])).toEqual(new Map())
   })
 })

@@ -39,7 +39,7 @@ describe('deviceCategory', () => {
       ['an empty header', 'TABLET', '', UA.ipad],
       ['a blank header', 'MOBILE', '   ', UA.androidPhone],
       ['a header naming a category inside other text', 'WEB', 'MOBILE-APP', UA.windowsChrome],
-      ['no header', 'TABLET', undefined, UA.androidTablet],
+      ['no header', 'TABLET', undefined, UA.ipad],
     ] as const)('%s gives %s', (_case, expected, header, userAgent) => {
       expect(deviceCategory(header, userAgent)).toBe(expected)
     })
@@ -50,12 +50,14 @@ describe('deviceCategory', () => {
       ['iPhone Safari', 'MOBILE', UA.iphone],
       ['iPad Safari, despite its Mobile token', 'TABLET', UA.ipad],
       ['Android phone Chrome', 'MOBILE', UA.androidPhone],
-      ['Android tablet Chrome, which omits Mobile', 'TABLET', UA.androidTablet],
+      // DECISIONS 2 literally: no "tablet" and no "mobile" in it, so WEB (a tablet app sends the header instead).
+      ['Android tablet Chrome, which omits Mobile', 'WEB', UA.androidTablet],
       ['Firefox on an Android tablet', 'TABLET', UA.firefoxAndroidTablet],
       ['Firefox on an Android phone', 'MOBILE', UA.firefoxAndroidPhone],
       ['a generic tablet app', 'TABLET', 'AcademyApp/2.1 (TABLET; Linux)'],
       ['a generic mobile app', 'MOBILE', 'AcademyApp/2.1 (mobile; iOS 17)'],
-      ['an iPod', 'MOBILE', 'Mozilla/5.0 (iPod touch; CPU iPhone OS 15_0 like Mac OS X)'],
+      ['an iPod', 'MOBILE', 'Mozilla/5.0 (iPod touch; CPU iPhone OS 15_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148'],
+      ['an Android User-Agent without "Mobile" or "Tablet"', 'WEB', 'Mozilla/5.0 (Linux; Android 14; Pixel Fold) Chrome/124.0.0.0 Safari/537.36'],
       ['Windows Chrome', 'WEB', UA.windowsChrome],
       ['Mac Safari', 'WEB', UA.macSafari],
       ['curl', 'WEB', UA.curl],

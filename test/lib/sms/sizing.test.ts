@@ -94,8 +94,8 @@ describe('estimateMessage', () => {
     expect(estimateMessage('가'.repeat(46), [{}], prices)).toMatchObject({ messageType: 'LMS', maxBytes: 92 })
   })
 
-  it('counts an emoji as 2 bytes', () => {
-    expect(estimateMessage(`${'a'.repeat(88)}😀`, [{}], prices)).toMatchObject({ messageType: 'SMS', maxBytes: 90 })
+  it('counts an emoji as 2 bytes (and never as SMS, DECISIONS 9)', () => {
+    expect(estimateMessage(`${'a'.repeat(88)}😀`, [{}], prices)).toMatchObject({ messageType: 'LMS', maxBytes: 90 })
     expect(estimateMessage(`${'a'.repeat(89)}😀`, [{}], prices)).toMatchObject({ messageType: 'LMS', maxBytes: 91 })
   })
 
@@ -180,5 +180,21 @@ describe('inferRecipientType', () => {
 
   it('returns CUSTOM for no recipients', () => {
     expect(inferRecipientType([])).toBe('CUSTOM')
+  })
+})
+
+describe('isEucKrText and the SMS/LMS choice (DECISIONS 9)', () => {
+  it('accepts ASCII, KS X 1001 Hangul and symbols, and refuses emoji and lone surrogates', async () => {
+    const { isEucKrText } = await import('../../../lib/sms/sizing.js')
+    expect(isEucKrText('hello 안녕하세요 ※★')).toBe(true)
+    expect(isEucKrText('hi \u{1F600}')).toBe(false)
+    expect(isEucKrText('\u2764\uFE0F')).toBe(false)
+    expect(isEucKrText('\uFFFD')).toBe(false)
+  })
+
+  it('makes LMS of short content with an emoji, in the content or in a rendered name only', () => {
+    expect(estimateMessage('ok \u{1F44D}', [{}], prices)).toMatchObject({ messageType: 'LMS', unitPrice: 50 })
+    expect(estimateMessage('Hi {name}', [{ name: 'Kim' }, { name: 'Lee \u{1F600}' }], prices).messageType).toBe('LMS')
+    expect(estimateMessage('Hi', [{ name: 'Lee \u{1F600}' }], prices).messageType).toBe('SMS')
   })
 })

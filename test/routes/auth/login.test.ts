@@ -22,9 +22,10 @@ async function storedHash(userId: number): Promise<string> {
 }
 
 /** The whole answer a client sees, minus the clock. */
+// The date and the request id differ per request whatever the account; everything else must not.
 function observable(response: Response) {
-  const { date: _date, ...headers } = response.headers
-  return { status: response.statusCode, headers, body: response.body }
+  const { date: _date, 'x-request-id': _requestId, ...headers } = response.headers
+  return { status: response.statusCode, headers, body: response.body.replace(/"requestId":"[^"]*"/, '"requestId":"*"') }
 }
 
 describe('POST /v1/login', () => {
@@ -225,7 +226,7 @@ describe('POST /v1/login', () => {
 
   describe('input validation', () => {
     const valid = () => ({ userLoginId: unique('login'), password: 'whatever-1', customId: 'ABCDEFGH' })
-    const huge = 'x'.repeat(100_000)
+    const huge = 'x'.repeat(60_000)
 
     it.each<[string, string, unknown]>([
       ['userLoginId', 'missing', undefined],
@@ -234,7 +235,7 @@ describe('POST /v1/login', () => {
       ['userLoginId', 'an array', ['a']],
       ['userLoginId', 'empty', ''],
       ['userLoginId', '51 characters', 'y'.repeat(51)],
-      ['userLoginId', '100,000 characters', huge],
+      ['userLoginId', '60,000 characters (under the 64 KiB body limit)', huge],
       ['userLoginId', 'with a space', 'two words'],
       ['userLoginId', 'with a NUL character', 'nul\u0000id'],
       ['password', 'missing', undefined],
@@ -243,12 +244,12 @@ describe('POST /v1/login', () => {
       ['password', 'an object', { value: 'x' }],
       ['password', 'empty', ''],
       ['password', '1,001 characters', 'y'.repeat(1001)],
-      ['password', '100,000 characters', huge],
+      ['password', '60,000 characters (under the 64 KiB body limit)', huge],
       ['customId', 'null', null],
       ['customId', 'a number', 7],
       ['customId', 'empty', ''],
       ['customId', '21 characters', 'Y'.repeat(21)],
-      ['customId', '100,000 characters', huge],
+      ['customId', '60,000 characters (under the 64 KiB body limit)', huge],
       ['customId', 'with a NUL character', 'AB\u0000CD'],
     ])('rejects %s %s with VALIDATION_FAILED', async (field, _case, value) => {
       const body: Record<string, unknown> = valid()

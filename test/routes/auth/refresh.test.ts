@@ -13,7 +13,8 @@ import { createTenant, owner } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
 
 describe('POST /v1/refresh', () => {
-  const app = useTestApp()
+  // DECISIONS section 2 to the letter; the reuse grace of section 9 is covered in refresh-grace.test.ts.
+  const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '0' })
 
   async function signedIn(extras: { userAgent?: string } = {}) {
     const tenant = await createTenant()
@@ -250,6 +251,7 @@ describe('POST /v1/refresh', () => {
     // Token references are UUID columns: a JWT cannot even be stored there.
     expect(columns.sort((x, y) => x.name.localeCompare(y.name))).toEqual([
       { name: 'access_jti', type: 'uuid' },
+      { name: 'previous_refresh_jti', type: 'uuid' },
       { name: 'refresh_jti', type: 'uuid' },
     ])
   })

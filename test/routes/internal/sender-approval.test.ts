@@ -87,9 +87,19 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
     expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
   })
 
+  // DECISIONS 1: a status that is not APPROVED or REJECTED, absent or of another type included.
   it.each([
     ['no registrationStatus', { rejectionReason: 'x' }],
+    ['an empty body object', {}],
+    ['a null status', { registrationStatus: null }],
     ['a non-string status', { registrationStatus: 1 }],
+  ])('refuses %s with APPROVAL_STATUS_INVALID and changes nothing', async (_case, body) => {
+    const tenant = await pendingTenant()
+    expectProblem(await call({ slug: tenant.slug, body }), 400, 'APPROVAL_STATUS_INVALID')
+    expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
+  })
+
+  it.each([
     ['an unknown property', { registrationStatus: 'APPROVED', note: 'x' }],
     ['a reason over 500 characters', { registrationStatus: 'REJECTED', rejectionReason: 'x'.repeat(501) }],
     ['an array body', ['APPROVED']],

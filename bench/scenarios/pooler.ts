@@ -1,0 +1,118 @@
+/**
+ * The same service through PgBouncer in transaction mode (SVC_DB_PREPARED_STATEMENTS=false, what such a pooler
+ * needs) against a direct connection, in the same run: GET /v1/me and a 10-recipient POST /v1/sms/send.
+ * Target: through the pooler >= 0.8 x direct.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startPgBouncer } from '../../test/topology/pgbouncer.js'
+import { onCleanup } from '../lib/cleanup.js'
+import { benchConfig } from '../lib/config.js'
+import { BenchContext, isMain, runStandalone } from '../lib/context.js'
+import type { BenchDatabase } from '../lib/database.js'
+import { measure, type Measurement } from '../lib/load.js'
+import { bearer, checkRun, heading } from '../lib/scenario-helpers.js'
+import { loginStaff, seedTenant, type SeededTenant } from '../lib/seed.js'
+import { startService } from '../lib/service.js'
+import { sendBody } from './send-10k.js'
+
+const STAFF = 64
+const SEND_RECIPIENTS = 10
+
+interface Figures {
+  me: Measurement
+  send: Measurement
+}
+
+async function pooledUrl(database: BenchDatabase): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bench-pgbouncer-'))
+  const server = new URL(database.url)
+  const bouncer = await startPgBouncer({ dir, server, database: database.name, mode: 'transaction', poolSize: 10 })
+  onCleanup('stop pgbouncer', async () => {
+    await bouncer.child.stop('SIGINT')
+    await rm(dir, { recursive: true, force: true })
+  })
+  const url = new URL(database.url)
+  url.port = String(bouncer.port)
+  url.pathname = `/${bouncer.database}`
+  return url.toString()
+}
+
+async function measureBoth(
+  ctx: BenchContext,
+  label: string,
+  databaseUrl: string,
+  owner: BenchDatabase['owner'],
+  env: Record<string, string>,
+  seeded?: SeededTenant,
+): Promise<{ figures: Figures; tenant: SeededTenant }> {
+  // API only: the dispatcher's claims would compete with the measured requests.
+  const service = await startService({ databaseUrl, jwtSecret: ctx.jwtSecret, name: `service-${label}`, env: { ...env, SVC_SMS_DISPATCHER: 'off' } })
+  try {
+    const tenant = seeded ?? (await seedTenant(service.url, owner, STAFF))
+    const sessions = await loginStaff(service.url, tenant)
+    const me = await measure({
+      label: `GET /v1/me ${label}`,
+      watch: { service: service.pid },
+      spec: () => ({
+        url: service.url,
+        method: 'GET',
+        path: '/v1/me',
+        connections: benchConfig.connections,
+        duration: benchConfig.duration,
+        connectionHeaders: sessions.map((session) => bearer(session.access)),
+      }),
+    })
+    const body = sendBody(SEND_RECIPIENTS)
+    const send = await measure({
+      label: `POST /v1/sms/send ${label}`,
+      watch: { service: service.pid },
+      spec: () => ({
+        url: service.url,
+        method: 'POST',
+        path: '/v1/sms/send',
+        connections: benchConfig.connections,
+        duration: benchConfig.duration,
+        headers: { 'content-type': 'application/json' },
+        body,
+        connectionHeaders: sessions.map((session) => bearer(session.access)),
+        uniqueHeader: 'idempotency-key',
+      }),
+    })
+    checkRun(ctx, `pooler ${label}`, service, me)
+    checkRun(ctx, `pooler ${label} send`, service, send)
+    return { figures: { me, send }, tenant }
+  } finally {
+    await service.stop()
+  }
+}
+
+function comparedRow(scenario: string, pooled: Measurement, direct: Measurement) {
+  const ratio = pooled.rps / direct.rps
+  return {
+    scenario,
+    value: pooled.rps,
+    unit: 'req/s',
+    p50: pooled.p50,
+    p99: pooled.p99,
+    baseline: 'the same, direct',
+    baselineValue: direct.rps,
+    ratio,
+    target: '>= 0.8 x direct',
+    met: ratio >= 0.8 && pooled.failures === 0,
+    notes: pooled.cpu,
+  }
+}
+
+export async function pooler(ctx: BenchContext): Promise<void> {
+  heading('through PgBouncer (transaction mode) vs direct')
+  const database = await ctx.database()
+  const pooled = await pooledUrl(database)
+  const direct = await measureBoth(ctx, 'direct', database.url, database.owner, {})
+  const through = await measureBoth(ctx, 'pgbouncer', pooled, database.owner, { SVC_DB_PREPARED_STATEMENTS: 'false' }, direct.tenant)
+  ctx.addRow(comparedRow('GET /v1/me through PgBouncer (transaction mode)', through.figures.me, direct.figures.me))
+  ctx.addRow(comparedRow(`POST /v1/sms/send, ${SEND_RECIPIENTS} recipients, through PgBouncer`, through.figures.send, direct.figures.send))
+}
+
+if (isMain(import.meta.url)) await runStandalone(pooler)

@@ -1,0 +1,37 @@
+/**
+ * What the service counts, as plain calls made where an outcome is decided (login, refresh, a provider answer, a
+ * webhook). plugins/metrics.ts implements it over a prom-client registry; with SVC_METRICS=off every call is a no-op.
+ * Label values are closed sets: never a URL, a tenant, a user or a message id.
+ */
+export type LoginOutcome = 'ok' | 'invalid' | 'locked' | 'refused'
+export type ProviderOutcome = 'accepted' | 'rejected' | 'retryable'
+
+export interface MetricsRecorder {
+  login(outcome: LoginOutcome): void
+  /** A login refused because the identity is locked after too many failures (AUTH_018 with a lock). */
+  lockout(): void
+  /** A refresh token presented again outside the grace window: the session was revoked (AUTH_016). */
+  refreshReuse(): void
+  providerCall(outcome: ProviderOutcome, seconds: number): void
+  /** An attempt ended with recipients left and attempts to spare: the message goes back to PENDING with a delay. */
+  retry(): void
+  deliveryReports(processed: number, ignored: number): void
+}
+
+export const noMetrics: MetricsRecorder = {
+  login: () => undefined,
+  lockout: () => undefined,
+  refreshReuse: () => undefined,
+  providerCall: () => undefined,
+  retry: () => undefined,
+  deliveryReports: () => undefined,
+}
+
+
+/** How a login that threw ended, from the catalog code it answers with. */
+export function failedLoginOutcome(error: unknown): LoginOutcome {
+  const code = (error as { code?: unknown }).code
+  if (code === 'AUTH_001') return 'invalid'
+  if (code === 'AUTH_018') return 'locked'
+  return 'refused'
+}

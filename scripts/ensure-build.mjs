@@ -1,0 +1,98 @@
+// Compiles the service only when dist/ is missing or older than its sources (DECISIONS section 9: the operations
+// commands must not recompile a current build, and must run after `npm ci --omit=dev` on a built tree).
+// Plain JavaScript with no dependencies, so it runs where TypeScript and tsx are not installed.
+//
+//   node scripts/ensure-build.mjs           build when stale, else do nothing
+//   node scripts/ensure-build.mjs --force   always build (npm run build)
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)))
+const dist = join(root, 'dist')
+const stampPath = join(dist, '.build-stamp.json')
+
+// What tsconfig.build.json compiles, plus the files that change how it compiles.
+const SOURCE_FILES = ['app.ts', 'server.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
+const SOURCE_DIRS = ['plugins', 'routes', 'lib', 'db', 'scripts']
+
+function walk(dir, found) {
+  let entries
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+  } catch {
+    return
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) walk(path, found)
+    else if (entry.isFile() && entry.name.endsWith('.ts')) found.push(path)
+  }
+}
+
+/** Newest modification time and the list of sources: an edit raises the first, a deleted or renamed file changes the second. */
+function sourceFingerprint() {
+  const files = SOURCE_FILES.map((file) => join(root, file)).filter((path) => existsSync(path))
+  for (const dir of SOURCE_DIRS) walk(join(root, dir), files)
+  let newestMs = 0
+  // Whole milliseconds: copies that keep timestamps (cp -p, tar, Docker COPY) keep no more than that.
+  for (const file of files) newestMs = Math.max(newestMs, Math.floor(statSync(file).mtimeMs))
+  return { newestMs, files: files.map((file) => relative(root, file)).sort() }
+}
+
+function readStamp() {
+  try {
+    return JSON.parse(readFileSync(stampPath, 'utf8'))
+  } catch {
+    return null
+  }
+}
+
+function staleReason(fingerprint) {
+  if (!existsSync(join(dist, 'server.js'))) return 'dist/ has no build'
+  const stamp = readStamp()
+  // A tree shipped with dist/ and without its sources is current by definition.
+  if (!existsSync(join(root, 'server.ts'))) return null
+  if (!stamp) return 'dist/ has no build stamp'
+  // One millisecond of slack: copies that keep timestamps may round the sub-millisecond part up (seen with Node's
+  // cpSync), which must not make a shipped build look stale.
+  if (fingerprint.newestMs > stamp.newestMs + 1) return 'a source file changed after the last build'
+  if (fingerprint.files.join('\n') !== stamp.files.join('\n')) return 'source files were added or removed since the last build'
+  return null
+}
+
+function findTsc() {
+  try {
+    return createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc')
+  } catch {
+    return null
+  }
+}
+
+function build(reason) {
+  const tsc = findTsc()
+  if (!tsc) {
+    process.stderr.write(
+      `error: the build in dist/ is out of date (${reason}) and TypeScript is not installed ` +
+        '(npm ci --omit=dev?); run `npm ci && npm run build` first, or ship a built dist/\n',
+    )
+    process.exit(1)
+  }
+  // Taken before compiling: a source saved while tsc runs is newer than the stamp and triggers the next build.
+  const fingerprint = sourceFingerprint()
+  const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' })
+  if (result.status !== 0) {
+    process.stderr.write('error: the TypeScript build failed (see above)\n')
+    process.exit(result.status ?? 1)
+  }
+  mkdirSync(dist, { recursive: true })
+  writeFileSync(stampPath, `${JSON.stringify({ newestMs: fingerprint.newestMs, files: fingerprint.files })}\n`)
+}
+
+if (process.argv.includes('--force')) build('forced')
+else {
+  const reason = staleReason(sourceFingerprint())
+  if (reason) build(reason)
+}

@@ -1,0 +1,32 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export interface InstanceConfig {
+  databaseUrl: string
+  providerUrl: string
+  credentials: { apiKey: string; apiSecret: string }
+  leaseSeconds: number
+  concurrency: number
+  maxAttempts: number
+}
+
+export interface DispatchInstance {
+  /** SIGKILL, then waits until the process is gone. */
+  kill(): Promise<void>
+}
+
+const MAIN = fileURLToPath(new URL('./dispatch/instance-main.ts', import.meta.url))
+
+/** Starts a dispatcher in a child process (test/dispatch/instance-main.ts) that keeps looking for due work. */
+export function startDispatchInstance(config: InstanceConfig): DispatchInstance {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, JSON.stringify(config)], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  return {
+    async kill() {
+      child.kill('SIGKILL')
+      await exited
+    },
+  }
+}

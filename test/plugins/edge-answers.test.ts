@@ -1,0 +1,85 @@
+import type { FastifyInstance } from 'fastify'
+import { connect } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { problemType, type ErrorCode } from '../../lib/errors.js'
+import { buildTestApp } from '../helper.js'
+
+/** One raw HTTP/1.1 exchange over a real socket: what a client sees when the answer never reaches inject. */
+function exchange(port: number, request: string | Buffer): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1')
+    const chunks: Buffer[] = []
+    socket.on('data', (chunk) => chunks.push(chunk))
+    // The server may close before it has read everything sent (a refused body): keep what arrived.
+    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error)))
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8')
+      const [head = '', ...rest] = text.split('\r\n\r\n')
+      const [statusLine = '', ...lines] = head.split('\r\n')
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      )
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') })
+    })
+    // Written, not ended: a half-closed client would make the server see a truncated request. The server closes
+    // (Connection: close, or after a refused request); the timer only bounds a test that would otherwise hang.
+    socket.write(request)
+    setTimeout(() => socket.destroy(), 5000).unref()
+  })
+}
+
+function expectCatalogProblem(answer: Awaited<ReturnType<typeof exchange>>, status: number, code: ErrorCode) {
+  expect(answer.status).toBe(status)
+  expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/)
+  // Chunked bodies carry their framing; every body here is small and sent with a Content-Length.
+  const body = JSON.parse(answer.body)
+  expect(body).toMatchObject({ type: problemType(code), status, code, title: expect.any(String), detail: expect.any(String) })
+  return body
+}
+
+describe('answers outside the routes, over a real socket', () => {
+  let app: FastifyInstance
+  let port: number
+  beforeAll(async () => {
+    app = await buildTestApp()
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    port = (app.server.address() as { port: number }).port
+  })
+  afterAll(() => app?.close())
+
+  it('answers headers too large (Node refuses them before Fastify) with 431 problem+json from the catalog', async () => {
+    const answer = await exchange(port, `GET /v1/me HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`)
+    const body = expectCatalogProblem(answer, 431, 'REQUEST_HEADER_FIELDS_TOO_LARGE')
+    expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body))
+    expect(body.status).toBe(431)
+  })
+
+  it('answers a request the HTTP parser cannot read with 400 problem+json', async () => {
+    expectCatalogProblem(await exchange(port, 'NOT A REQUEST\r\n\r\n'), 400, 'VALIDATION_FAILED')
+  })
+
+  it('answers OPTIONS (a preflight) to an unknown route with 404 problem+json', async () => {
+    const answer = await exchange(
+      port,
+      'OPTIONS /v1/no-such-route HTTP/1.1\r\nHost: localhost\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\nConnection: close\r\n\r\n',
+    )
+    expectCatalogProblem(answer, 404, 'NOT_FOUND')
+  })
+
+  it('answers a body over the limit with 413 problem+json', async () => {
+    const size = 4 * 1024 * 1024 + 1
+    const answer = await exchange(
+      port,
+      `POST /v1/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n{}`,
+    )
+    expectCatalogProblem(answer, 413, 'PAYLOAD_TOO_LARGE')
+  })
+
+  it('answers a body that is not JSON with 415 problem+json', async () => {
+    const answer = await exchange(
+      port,
+      'POST /v1/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello',
+    )
+    expectCatalogProblem(answer, 415, 'UNSUPPORTED_MEDIA_TYPE')
+  })
+})

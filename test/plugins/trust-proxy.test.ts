@@ -1,0 +1,128 @@
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ConfigError, loadEnv } from '../../lib/env.js'
+import { expectProblem, login, uniqueAddress, type Response } from '../auth-fixtures.js'
+import { owner, unique } from '../fixtures.js'
+import { buildAppWith } from '../helper.js'
+
+const LIMIT = 3
+
+const minute = async () =>
+  (await sql<{ minute: Date }>`select date_trunc('minute', now()) as minute`.execute(owner())).rows[0]!.minute.getTime()
+
+/** Runs `scenario` again (once) when the one-minute rate window turned over while it ran. */
+async function inOneWindow(scenario: () => Promise<void>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const before = await minute()
+    try {
+      return await scenario()
+    } catch (error) {
+      if (attempt > 0 || (await minute()) === before) throw error
+    }
+  }
+}
+
+const badLogin = (app: FastifyInstance, remoteAddress: string, forwardedFor?: string) =>
+  login(
+    app,
+    { userLoginId: unique('nobody'), password: 'irrelevant-1' },
+    { remoteAddress, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } },
+  )
+
+const expectRefusedForBudget = (response: Response) => expectProblem(response, 429, 'AUTH_018')
+
+/** The app with a route that echoes what the service takes for the client address. */
+const appWithEcho = (trustProxy: string) =>
+  buildAppWith(
+    async (test) => {
+      test.get('/test/ip', { config: { auth: false } }, async (request) => ({ ip: request.ip }))
+    },
+    { SVC_TRUST_PROXY: trustProxy, SVC_LOGIN_IP_PER_MINUTE: String(LIMIT) },
+  )
+
+describe('SVC_TRUST_PROXY as a hop count', () => {
+  let app: FastifyInstance
+  beforeAll(async () => {
+    app = await appWithEcho('1')
+  })
+  afterAll(() => app?.close())
+
+  it('takes the right-most X-Forwarded-For entry, the one the trusted proxy added', async () => {
+    const response = await app.inject({ url: '/test/ip', headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.7' } })
+    expect(response.json()).toEqual({ ip: '203.0.113.7' })
+  })
+
+  it('does not let a client dodge the login address budget by rotating a spoofed left-most entry', async () => {
+    await inOneWindow(async () => {
+      const [proxy, client] = [uniqueAddress(), uniqueAddress()]
+      for (let request = 0; request < LIMIT; request++) {
+        const spoofed = uniqueAddress()
+        expectProblem((await badLogin(app, proxy, `${spoofed}, ${client}`)).response, 401, 'AUTH_001')
+      }
+      expectRefusedForBudget((await badLogin(app, proxy, `${uniqueAddress()}, ${client}`)).response)
+      // The budget is the client's, not the proxy's: another client behind the same proxy still gets through.
+      expectProblem((await badLogin(app, proxy, `${client}, ${uniqueAddress()}`)).response, 401, 'AUTH_001')
+    })
+  })
+})
+
+describe('SVC_TRUST_PROXY as a list of proxy addresses', () => {
+  let app: FastifyInstance
+  beforeAll(async () => {
+    app = await appWithEcho('127.0.0.1, 10.250.0.0/16')
+  })
+  afterAll(() => app?.close())
+
+  it('skips every trusted proxy from the right and takes the first address none of them added', async () => {
+    const response = await app.inject({
+      url: '/test/ip',
+      remoteAddress: '127.0.0.1',
+      headers: { 'x-forwarded-for': '6.6.6.6, 198.51.100.4, 10.250.3.4' },
+    })
+    expect(response.json()).toEqual({ ip: '198.51.100.4' })
+  })
+
+  it('lets a request from an untrusted peer choose nothing: its address is the peer', async () => {
+    const response = await app.inject({ url: '/test/ip', remoteAddress: '192.0.2.44', headers: { 'x-forwarded-for': '6.6.6.6' } })
+    expect(response.json()).toEqual({ ip: '192.0.2.44' })
+  })
+
+  it('counts an untrusted peer against its own budget whatever X-Forwarded-For it sends', async () => {
+    await inOneWindow(async () => {
+      const peer = uniqueAddress()
+      for (let request = 0; request < LIMIT; request++) {
+        expectProblem((await badLogin(app, peer, uniqueAddress())).response, 401, 'AUTH_001')
+      }
+      expectRefusedForBudget((await badLogin(app, peer, uniqueAddress())).response)
+    })
+  })
+})
+
+describe('SVC_TRUST_PROXY configuration', () => {
+  const problemsOf = (value: string): string[] => {
+    try {
+      loadEnv({ SVC_TRUST_PROXY: value })
+      return []
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems
+      throw error
+    }
+  }
+
+  it('refuses true at start with a message that says what to set instead', () => {
+    const [problem, ...others] = problemsOf('true')
+    expect(others).toEqual([])
+    expect(problem).toMatch(/^SVC_TRUST_PROXY: /)
+    expect(problem).toMatch(/hop count/)
+    expect(problem).toMatch(/spoof/)
+  })
+
+  it.each(['false', '1', '2', '10.0.0.1', '10.0.0.0/8, 192.168.1.1', '::1, fd00::/8', 'loopback'])('accepts %s', (value) => {
+    expect(problemsOf(value)).toEqual([])
+  })
+
+  it.each(['yes', '-1', '0.5', '10.0.0.0/33', 'proxy.example', '10.0.0.1,,10.0.0.2'])('refuses %s', (value) => {
+    expect(problemsOf(value)).toEqual([expect.stringMatching(/^SVC_TRUST_PROXY: /)])
+  })
+})

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest'
+import { owner } from '../../fixtures.js'
+import { itConcurrent, useTestApp } from '../../helper.js'
+import { createClass, enrol, messageRows, minutesFromNow, post, recipientRows, recipients, send } from '../../sms-send-fixtures.js'
+import { academy } from '../../staff-fixtures.js'
+
+const secondsToNextUtcDay = () => {
+  const now = new Date()
+  return (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000
+}
+
+describe('per-tenant daily recipient quota (DECISIONS 9)', () => {
+  const app = useTestApp({ SVC_SMS_TENANT_DAILY_RECIPIENTS: '5' })
+
+  it('answers 429 SMS_QUOTA_EXCEEDED with Retry-After to the next UTC day beyond the quota, and creates nothing', async () => {
+    const { tenant, owner: sender } = await academy(app.current)
+    expect((await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })).statusCode).toBe(201)
+    const refused = await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })
+    expect(refused.statusCode).toBe(429)
+    expect(refused.json().code).toBe('SMS_QUOTA_EXCEEDED')
+    const retryAfter = Number(refused.headers['retry-after'])
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(Math.abs(retryAfter - secondsToNextUtcDay())).toBeLessThan(5)
+    expect(await messageRows(tenant)).toHaveLength(1)
+    // Exactly up to the quota still goes.
+    expect((await send(app.current, sender, { recipients: recipients(2), title: 'T', content: 'Hi' })).statusCode).toBe(201)
+  })
+
+  it('applies to group sends and class sends, and not to another tenant', async () => {
+    const { tenant, owner: sender } = await academy(app.current)
+    const group = await post(app.current, '/v1/sms/recipient-groups', sender, { name: 'G', recipients: recipients(4) })
+    expect((await send(app.current, sender, { recipientGroupId: group.json().id, title: 'T', content: 'Hi' })).statusCode).toBe(201)
+    expect((await send(app.current, sender, { recipientGroupId: group.json().id, title: 'T', content: 'Hi' })).statusCode).toBe(429)
+    const math = await createClass(tenant)
+    await enrol(tenant, math.id, { guardianPhone: '010-1111-0001' })
+    await enrol(tenant, math.id, { guardianPhone: '010-1111-0002' })
+    const classSend = await post(app.current, `/v1/sms/send/class/${math.id}`, sender, { title: 'T', content: 'Hi' })
+    expect(classSend.statusCode).toBe(429)
+    expect(await messageRows(tenant)).toHaveLength(1)
+
+    const other = await academy(app.current)
+    expect((await send(app.current, other.owner, { recipients: recipients(5), title: 'T', content: 'Hi' })).statusCode).toBe(201)
+  })
+
+  it('counts a scheduled send on acceptance and gives its recipients back when it is cancelled', async () => {
+    const { owner: sender } = await academy(app.current)
+    const scheduled = await send(app.current, sender, { recipients: recipients(4), title: 'T', content: 'Hi', scheduledAt: minutesFromNow(60) })
+    expect(scheduled.statusCode).toBe(201)
+    expect((await send(app.current, sender, { recipients: recipients(2), title: 'T', content: 'Hi' })).statusCode).toBe(429)
+    const cancel = await app.current.inject({ method: 'POST', url: `/v1/sms/history/${scheduled.json().id}/cancel`, headers: sender.headers })
+    expect(cancel.statusCode).toBe(200)
+    expect((await send(app.current, sender, { recipients: recipients(5), title: 'T', content: 'Hi' })).statusCode).toBe(201)
+  })
+
+  itConcurrent('never accepts more than the quota under concurrent sends', async () => {
+    const { tenant, owner: sender } = await academy(app.current)
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => send(app.current, sender, { recipients: recipients(2), title: 'T', content: 'Hi' })),
+    )
+    expect(answers.filter((answer) => answer.statusCode === 201)).toHaveLength(2)
+    expect(answers.filter((answer) => answer.statusCode === 429)).toHaveLength(6)
+    expect(await messageRows(tenant)).toHaveLength(2)
+  })
+
+  it('counts merged recipients once: one number written five ways is one recipient', async () => {
+    const { tenant, owner: sender } = await academy(app.current)
+    const fiveWays = ['010-1234-5678', '01012345678', '+82 10 1234 5678', '+821012345678', '010 1234 5678']
+    const response = await send(app.current, sender, {
+      recipients: fiveWays.map((phone, index) => ({ phone, name: `Kim ${index}` })),
+      title: 'T',
+      content: 'Hi',
+    })
+    expect(response.statusCode).toBe(201)
+    expect(response.json()).toMatchObject({ recipientCount: 1, estimatedSegments: 1, totalPrice: 20 })
+    expect(response.json().recipients).toEqual([expect.objectContaining({ name: 'Kim 0' })])
+    expect(await recipientRows(tenant, response.json().id)).toHaveLength(1)
+    // Four left of five.
+    expect((await send(app.current, sender, { recipients: recipients(4), title: 'T', content: 'Hi' })).statusCode).toBe(201)
+  })
+})
+
+describe('recipients merged within one send (DECISIONS 9)', () => {
+  const app = useTestApp()
+
+  it('merges the same phone with the same rendering, keeps siblings whose rendering differs', async () => {
+    const { tenant, owner: sender } = await academy(app.current)
+    const response = await send(app.current, sender, {
+      recipients: [
+        { phone: '010-1234-5678', name: 'Kim', studentId: 1 },
+        { phone: '010-2222-3333', name: 'Park' },
+        { phone: '+82 10 1234 5678', name: 'Lee', studentId: 2 },
+        { phone: '01012345678', name: 'Kim', studentId: 3 },
+      ],
+      title: 'T',
+      content: 'Hello {name}',
+    })
+    expect(response.statusCode).toBe(201)
+    const body = response.json()
+    expect(body.recipientCount).toBe(3)
+    expect(body.recipients.map((recipient: { name: string; studentId: number | null }) => [recipient.name, recipient.studentId])).toEqual([
+      ['Kim', 1],
+      ['Park', null],
+      ['Lee', 2],
+    ])
+    const rows = await recipientRows(tenant, body.id)
+    expect(rows.map((row) => [row.recipientIndex, row.name])).toEqual([
+      [0, 'Kim'],
+      [1, 'Park'],
+      [2, 'Lee'],
+    ])
+    const stored = await owner().selectFrom('smsMessages').select(['recipientCount', 'totalPrice']).where('id', '=', body.id).executeTakeFirstOrThrow()
+    expect(stored).toEqual({ recipientCount: 3, totalPrice: 60 })
+  })
+
+  it('makes one recipient of siblings when the content does not name them', async () => {
+    const { owner: sender } = await academy(app.current)
+    const response = await send(app.current, sender, {
+      recipients: [
+        { phone: '010-1234-5678', name: 'Kim' },
+        { phone: '010-1234-5678', name: 'Lee' },
+      ],
+      title: 'T',
+      content: 'No class on Monday',
+    })
+    expect(response.json()).toMatchObject({ recipientCount: 1, recipients: [expect.objectContaining({ name: 'Kim' })] })
+  })
+})

@@ -1,0 +1,80 @@
+import net from 'node:net'
+
+export interface TcpProxy {
+  readonly port: number
+  /** `url` with its host and port replaced by the proxy's. */
+  through(url: string): string
+  /** Stops forwarding in both directions and holds new connections: a database that no longer answers. */
+  freeze(): void
+  /** Forwards again, including what was held. */
+  thaw(): void
+  close(): Promise<void>
+}
+
+/** A loopback TCP proxy to `target` (host:port) that a test can freeze, to play a frozen or black-holed server. */
+export async function startTcpProxy(target: { host: string; port: number }, options: { frozen?: boolean } = {}): Promise<TcpProxy> {
+  let frozen = options.frozen ?? false
+  const sockets = new Set<net.Socket>()
+  const held: Array<() => void> = []
+
+  const server = net.createServer((client) => {
+    sockets.add(client)
+    client.on('close', () => sockets.delete(client))
+    client.on('error', () => client.destroy())
+    const connect = () => {
+      const upstream = net.connect(target.port, target.host)
+      sockets.add(upstream)
+      upstream.on('close', () => {
+        sockets.delete(upstream)
+        client.destroy()
+      })
+      upstream.on('error', () => upstream.destroy())
+      client.on('close', () => upstream.destroy())
+      client.pipe(upstream)
+      upstream.pipe(client)
+      if (frozen) {
+        client.pause()
+        upstream.pause()
+      }
+    }
+    if (frozen) {
+      client.pause()
+      held.push(connect)
+    } else connect()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as net.AddressInfo).port
+
+  return {
+    port,
+    through(url) {
+      const parsed = new URL(url)
+      parsed.hostname = '127.0.0.1'
+      parsed.port = String(port)
+      return parsed.toString()
+    },
+    freeze() {
+      frozen = true
+      for (const socket of sockets) socket.pause()
+    },
+    thaw() {
+      frozen = false
+      for (const socket of sockets) socket.resume()
+      for (const connect of held.splice(0)) connect()
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy()
+      held.length = 0
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+/** A loopback port with nothing listening on it. */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}

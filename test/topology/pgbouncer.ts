@@ -1,0 +1,113 @@
+import { execFileSync } from 'node:child_process'
+import { chmodSync, chownSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import pg from 'pg'
+import { Child, findExecutable, freePort, waitFor } from './processes.js'
+
+/** PgBouncer for the topology suite and the pooler benchmark, as an operator would run it in front of PostgreSQL. */
+
+const START_TIMEOUT_MS = 30_000
+
+/** PgBouncer refuses to run as root; as root it is told to switch to this user, which must own its files. */
+function unprivilegedUser(): { name: string; uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null
+  for (const name of ['postgres', 'nobody']) {
+    try {
+      const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim())
+      const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim())
+      return { name, uid, gid }
+    } catch {
+      // try the next one
+    }
+  }
+  throw new Error('running as root and neither a postgres nor a nobody user exists for PgBouncer to switch to')
+}
+
+export interface PgBouncerOptions {
+  /** A scratch directory it may write into (config, auth file, unix socket). */
+  dir: string
+  /** The PostgreSQL server (and user) it forwards to. */
+  server: URL
+  /** The database it serves, under the name `svc`. */
+  database: string
+  mode: 'transaction' | 'session'
+  /** Server connections per user and database. */
+  poolSize: number
+}
+
+export interface PgBouncer {
+  child: Child
+  port: number
+  /** The database name clients connect to. */
+  database: 'svc'
+}
+
+/** Starts PgBouncer on a free loopback port in front of `database` and waits until a query passes through it. */
+export async function startPgBouncer({ dir, server, database, mode, poolSize }: PgBouncerOptions): Promise<PgBouncer> {
+  const home = join(dir, 'pgbouncer')
+  const sockets = join(home, 'sockets')
+  mkdirSync(sockets, { recursive: true })
+  const user = decodeURIComponent(server.username || 'postgres')
+  const password = decodeURIComponent(server.password)
+  // The clients authenticate to PgBouncer with trust (loopback only); the auth file still has to list them.
+  writeFileSync(join(home, 'userlist.txt'), `"${user}" "${password.replace(/"/g, '""')}"\n`)
+  const target = [
+    `host=${server.hostname.replace(/^\[|\]$/g, '')}`,
+    `port=${server.port || 5432}`,
+    `dbname=${database}`,
+    `user=${user}`,
+    ...(password ? [`password=${password}`] : []),
+  ].join(' ')
+  const runAs = unprivilegedUser()
+  const port = await freePort()
+  const config = [
+    '[databases]',
+    `svc = ${target}`,
+    '',
+    '[pgbouncer]',
+    'listen_addr = 127.0.0.1',
+    `listen_port = ${port}`,
+    `unix_socket_dir = ${sockets}`,
+    'auth_type = trust',
+    `auth_file = ${join(home, 'userlist.txt')}`,
+    `pool_mode = ${mode}`,
+    `default_pool_size = ${poolSize}`,
+    'max_client_conn = 200',
+    'server_check_delay = 0',
+    ...(runAs ? [`user = ${runAs.name}`] : []),
+    '',
+  ].join('\n')
+  const configPath = join(home, 'pgbouncer.ini')
+  writeFileSync(configPath, config)
+  if (runAs) {
+    chmodSync(dir, 0o755)
+    for (const path of [home, sockets, configPath, join(home, 'userlist.txt')]) chownSync(path, runAs.uid, runAs.gid)
+  }
+  const child = new Child('pgbouncer', findExecutable('pgbouncer')!, [configPath])
+  await waitFor(
+    'PgBouncer to accept a query',
+    async () => {
+      child.assertRunning()
+      const client = new pg.Client({
+        connectionString: `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/svc`,
+        connectionTimeoutMillis: 1000,
+      })
+      try {
+        await client.connect()
+        await client.query('select 1')
+        return true
+      } finally {
+        await client.end().catch(() => undefined)
+      }
+    },
+    START_TIMEOUT_MS,
+    100,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\n--- pgbouncer ---\n${child.tail()}\n--- config ---\n${config}`)
+  })
+  // The socket directory must exist and be used (a stray socket would land in /tmp otherwise).
+  if (!readdirSync(sockets).some((entry) => entry.startsWith('.s.PGSQL.'))) {
+    throw new Error(`PgBouncer made no unix socket in ${sockets}`)
+  }
+  return { child, port, database: 'svc' }
+}
