@@ -4,27 +4,58 @@ import { vi } from 'vitest'
 export interface RecordedQuery {
   text: string
   values: unknown[]
+  /** The prepared statement's name, when the client sent one. */
+  name?: string
 }
 
 /**
- * The SQL statements the pg driver sends while `work` runs, with their values, without connection set-up
- * (`set role`). Only the PostgreSQL store has a pg driver to observe: use it in `itPostgres` tests.
+ * How every runtime transaction opens (db/pg-client.ts): the role and the statement timeout are set inside it, in
+ * the same message as `begin`, never on the connection.
+ */
+export const RUNTIME_BEGIN = /^begin; set local role "svc_app"; set local statement_timeout = \d+$/
+
+/**
+ * The once-a-minute purge (plugins/maintenance.ts) runs in every app of the worker, so it may land in the middle of
+ * a test that counts statements; it is no part of the work under test.
+ */
+export function isMaintenanceStatement(text: string): boolean {
+  return /svc_purge_expired\(\)|^delete from "used_internal_signatures"/.test(text)
+}
+
+/** Drops the purge's statements, with the begin and commit the service client wraps a lone statement in. */
+function withoutMaintenance(queries: RecordedQuery[]): RecordedQuery[] {
+  const kept: RecordedQuery[] = []
+  for (let index = 0; index < queries.length; index++) {
+    const query = queries[index]!
+    if (!isMaintenanceStatement(query.text)) {
+      kept.push(query)
+      continue
+    }
+    if (kept.length > 0 && RUNTIME_BEGIN.test(kept[kept.length - 1]!.text)) kept.pop()
+    if (queries[index + 1]?.text === 'commit') index++
+  }
+  return kept
+}
+
+/**
+ * The SQL statements the pg driver sends while `work` runs, with their values. Only the PostgreSQL store has a pg
+ * driver to observe: use it in `itPostgres` tests.
  */
 export async function recordQueries<T>(work: () => Promise<T>): Promise<{ result: T; queries: RecordedQuery[] }> {
   const queries: RecordedQuery[] = []
   const query = pg.Client.prototype.query
   const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    const first = args[0] as string | { text: string; values?: unknown[] }
+    const first = args[0] as string | { text: string; values?: unknown[]; name?: string }
     queries.push(
       typeof first === 'string'
         ? { text: first, values: Array.isArray(args[1]) ? args[1] : [] }
-        : { text: first.text, values: first.values ?? [] },
+        : { text: first.text, values: first.values ?? [], ...(first.name ? { name: first.name } : {}) },
     )
     return (query as (...forwarded: unknown[]) => unknown).apply(this, args)
   } as typeof query)
   try {
     const result = await work()
-    return { result, queries: queries.filter((recorded) => !/^set role /i.test(recorded.text)) }
+    return { result, queries: withoutMaintenance(queries) }
   } finally {
     spy.mockRestore()
   }
@@ -34,4 +65,29 @@ export async function recordQueries<T>(work: () => Promise<T>): Promise<{ result
 export async function recordStatements<T>(work: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
   const { result, queries } = await recordQueries(work)
   return { result, statements: queries.map((recorded) => recorded.text) }
+}
+
+/**
+ * The pg connection that sends the next statement (call the returned function after `work` to get it), so a test
+ * can then ask the server session itself with `sessionQuery`.
+ */
+export async function connectionOf(work: () => Promise<unknown>): Promise<pg.Client> {
+  let captured: pg.Client | undefined
+  const query = pg.Client.prototype.query
+  const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    captured ??= this
+    return (query as (...forwarded: unknown[]) => unknown).apply(this, args)
+  } as typeof query)
+  try {
+    await work()
+  } finally {
+    spy.mockRestore()
+  }
+  if (!captured) throw new Error('no statement was sent')
+  return captured
+}
+
+/** A plain pg query on `client`, past the service client (no transaction, no role switch): the session's own view. */
+export function sessionQuery(client: pg.Client, text: string): Promise<pg.QueryResult> {
+  return (pg.Client.prototype.query as (text: string) => Promise<pg.QueryResult>).call(client, text)
 }

@@ -1,4 +1,4 @@
-import { CamelCasePlugin, CompiledQuery, Kysely, PostgresDialect } from 'kysely'
+import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { APP_ROLE, createPool } from '../../../db/database.js'
 import type { DB } from '../../../db/schema.js'
@@ -18,6 +18,7 @@ import {
   setSender,
 } from '../../sms-send-fixtures.js'
 import { academy, actor } from '../../staff-fixtures.js'
+import { isMaintenanceStatement } from '../../statement-recorder.js'
 
 /** The production app on a connection that records every statement it runs. */
 async function statementCountingApp() {
@@ -25,17 +26,14 @@ async function statementCountingApp() {
   const statements: string[] = []
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({
-      pool: createPool(env.DATABASE_URL!, 5),
-      onCreateConnection: async (connection) => {
-        await connection.executeQuery(CompiledQuery.raw(`set role ${APP_ROLE}`))
-      },
+      pool: createPool(env.DATABASE_URL!, 5, { runtime: { role: APP_ROLE, statementTimeoutMs: env.SVC_DB_STATEMENT_TIMEOUT_MS } }),
     }),
     plugins: [new CamelCasePlugin()],
     log: (event) => {
-      if (event.level === 'query') statements.push(event.query.sql)
+      if (event.level === 'query' && !isMaintenanceStatement(event.query.sql)) statements.push(event.query.sql)
     },
   })
-  const app = await buildService(env, { db, kind: 'postgres', migrate: async () => undefined, close: () => db.destroy() })
+  const app = await buildService(env, { db, kind: 'postgres', migrate: async () => undefined, probe: async () => undefined, close: () => db.destroy() })
   return { app, statements }
 }
 
@@ -287,7 +285,7 @@ describe('POST /v1/sms/send', () => {
       expect(await messageRows(tenant)).toHaveLength(0)
     })
 
-    it.each(['', '   ', 'hello', '12345', '010-1234-56789-0', '+1 202 555 0100'])('refuses the phone %j', async (phone) => {
+    it.each(['', '   ', 'hello', '12345', '010-1234-56789-0', '+1 202 555 0100', '0'.repeat(41), '010-1234-5678\u200b'])('refuses the phone %j', async (phone) => {
       const { owner: sender } = await academy(app.current)
       expect(problem(await send(app.current, sender, message({ recipients: [{ phone }] })))).toEqual({
         status: 400,
@@ -375,7 +373,6 @@ describe('POST /v1/sms/send', () => {
       ['recipients that are not an array', message({ recipients: '010-1234-5678' })],
       ['a recipient without a phone', message({ recipients: [{ name: 'x' }] })],
       ['a phone that is a number', message({ recipients: [{ phone: 1012345678 }] })],
-      ['a phone over 40 characters', message({ recipients: [{ phone: '0'.repeat(41) }] })],
       ['a name over 100 characters', message({ recipients: [{ phone: '010-1234-5678', name: 'n'.repeat(101) }] })],
       ['a recipientGroupId that is a string', { recipientGroupId: '5', title: 't', content: 'c' }],
       ['a recipientGroupId beyond 2^53', { recipientGroupId: 2 ** 60, title: 't', content: 'c' }],
