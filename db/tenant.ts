@@ -27,21 +27,11 @@ export async function setTenant(trx: Transaction<DB>, tenantId: number): Promise
 }
 
 // Every authenticated request sends this first: compiled once (db/precompiled.ts), held back by the pg client and
-// written together with the request's next statement (SENT_WITH_NEXT). The CASE branches run in order after the
-// first column has bound the tenant, so the users lookup is under the caller's RLS like any other read.
-const requestScope = precompiled((_db, params: { tenantId: string; jti: string | null; userId: number | null }) =>
-  sql`
-    select set_config('app.tenant_id', ${params.tenantId}, true) as tenant,
-           case when exists (select 1 from revoked_access_tokens where jti = ${params.jti}::uuid)
-                  then svc_refuse_revoked_access_token()
-                when ${params.userId}::bigint is null then null
-                when (select t.status from tenants t where t.id = ${params.tenantId}::bigint) is distinct from 'ACTIVE'
-                  then svc_refuse_inactive_tenant((select t.status from tenants t where t.id = ${params.tenantId}::bigint))
-                when (select u.status from users u where u.tenant_id = ${params.tenantId}::bigint and u.id = ${params.userId}::bigint)
-                     is distinct from 'ACTIVE'
-                  then svc_refuse_inactive_user((select u.status from users u
-                                                 where u.tenant_id = ${params.tenantId}::bigint and u.id = ${params.userId}::bigint))
-           end as refused ${sql.raw(SENT_WITH_NEXT)}`,
+// written together with the request's next statement (SENT_WITH_NEXT). The checks live in svc_request_scope (a
+// PL/pgSQL function, so PostgreSQL plans its lookups once per server session even when no statement is prepared,
+// as behind a transaction pooler); it binds the tenant first, so the users lookup is under the caller's RLS.
+const requestScope = precompiled((_db, params: { tenantId: number; jti: string | null; userId: number | null }) =>
+  sql`select svc_request_scope(${params.tenantId}::bigint, ${params.jti}::uuid, ${params.userId}::bigint) ${sql.raw(SENT_WITH_NEXT)}`,
 )
 
 /**
@@ -61,7 +51,7 @@ export async function openRequestScope(
   userId: number | null,
 ): Promise<TenantTx> {
   if (!isTenantId(tenantId)) throw new AppError('INTERNAL_ERROR', 'missing or invalid tenant context')
-  await requestScope(trx, { tenantId: String(tenantId), jti: accessJti, userId })
+  await requestScope(trx, { tenantId, jti: accessJti, userId })
   return trx as TenantTx
 }
 

@@ -353,8 +353,8 @@ describe('auth plugin', () => {
       expect(statements).toHaveLength(4)
       // The role and the statement timeout are set inside the transaction, with its begin.
       expect(statements[0]).toMatch(RUNTIME_BEGIN)
-      expect(statements[1]).toMatch(/set_config\('app\.tenant_id'/)
-      expect(statements[1]).toMatch(/from revoked_access_tokens where jti = \$\d/)
+      // svc_request_scope binds the tenant and checks revocation and status (test/db/request-scope.test.ts).
+      expect(statements[1]).toMatch(/^select svc_request_scope\(\$1::bigint, \$2::uuid, \$3::bigint\)/)
       expect(statements[2]).toMatch(/^select \$1::int as probe/)
       expect(statements[3]).toMatch(/^commit$/i)
       // begin, scope and the handler's statement in one write; the commit in another.
