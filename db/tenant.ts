@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
-import { AppError } from '../lib/errors.js'
+import { TenantContextMissing } from './errors.js'
 import { precompiled } from './precompiled.js'
 import { SENT_WITH_NEXT } from './statement-cache.js'
 import type { DB } from './schema.js'
@@ -20,7 +20,7 @@ export function isTenantId(value: unknown): value is number {
 export async function setTenant(trx: Transaction<DB>, tenantId: number): Promise<TenantTx> {
   if (!isTenantId(tenantId)) {
     // Fail closed before any data access: no query runs without a tenant.
-    throw new AppError('INTERNAL_ERROR', 'missing or invalid tenant context')
+    throw new TenantContextMissing()
   }
   await sql`select set_config('app.tenant_id', ${String(tenantId)}, true)`.execute(trx)
   return trx as TenantTx
@@ -38,8 +38,8 @@ const requestScope = precompiled((_db, params: { tenantId: number; jti: string |
  * A request transaction's first statement: binds the tenant and checks the caller's access token against the
  * revocation list (a table without tenant data, so RLS does not affect the check) and, for a user's token, that
  * the tenant and the user are still ACTIVE. A refused token makes the statement raise (SQLSTATE SV004 revoked,
- * SV010 tenant, SV015 user, SV003 a tenant or user that does not exist; mapped in
- * lib/db-errors.ts), which aborts the transaction before any later statement
+ * SV010 tenant, SV015 user, SV003 a tenant or user that does not exist; read by `scopeRefusalOf` in
+ * db/errors.ts), which aborts the transaction before any later statement
  * of it runs. On PostgreSQL the error arrives with the transaction's next statement, or its commit or rollback
  * when it sends none; the embedded store raises it here. Without a user (signed internal calls) only the tenant
  * is bound.
@@ -50,7 +50,7 @@ export async function openRequestScope(
   accessJti: string | null,
   userId: number | null,
 ): Promise<TenantTx> {
-  if (!isTenantId(tenantId)) throw new AppError('INTERNAL_ERROR', 'missing or invalid tenant context')
+  if (!isTenantId(tenantId)) throw new TenantContextMissing()
   await requestScope(trx, { tenantId, jti: accessJti, userId })
   return trx as TenantTx
 }
@@ -61,6 +61,6 @@ export async function withTenant<T>(
   tenantId: number,
   fn: (trx: TenantTx) => Promise<T>,
 ): Promise<T> {
-  if (!isTenantId(tenantId)) throw new AppError('INTERNAL_ERROR', 'missing or invalid tenant context')
+  if (!isTenantId(tenantId)) throw new TenantContextMissing()
   return db.transaction().execute(async (trx) => fn(await setTenant(trx, tenantId)))
 }

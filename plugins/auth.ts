@@ -82,13 +82,6 @@ export default fp(
       }
     })
 
-    // Every authenticated route runs in its tenant's transaction, whose first statement also checks the
-    // token against the revocation list: one indexed lookup per request, no separate round trip.
-    app.addHook('onRoute', (route) => {
-      if (route.config?.auth === false || isAuthSkipped(route.url ?? route.path)) return
-      route.config = { ...route.config, tenant: true }
-    })
-
     app.addHook('onRequest', async (request) => {
       if (request.is404 || isAuthSkipped(request.url) || request.routeOptions.config.auth === false) return
       const token = presentedToken(request)

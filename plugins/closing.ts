@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
-import { sendProblem, serviceUnavailable } from '../lib/http/problem.js'
+import { serviceUnavailable } from '../lib/catalog-errors.js'
+import { sendProblem } from '../lib/http/problem.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

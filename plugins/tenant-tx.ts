@@ -1,16 +1,23 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { ControlledTransaction } from 'kysely'
-import type { DB } from '../db/schema.js'
-import { openRequestScope, type TenantTx } from '../db/tenant.js'
-import { requestScopeRefusal } from '../lib/db-errors.js'
+import { openRequestTransaction, type RequestTransaction, type TransactionEnd } from '../db/request-transaction.js'
+import type { TenantTx } from '../db/tenant.js'
+import { isAuthSkipped } from '../lib/auth/skip-paths.js'
+import { catalogErrorFor, refusalError } from '../lib/catalog-errors.js'
 import { AppError } from '../lib/errors.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../lib/http/problem.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Open a tenant transaction for this route (needs a tenant set by auth or the internal signature). */
+    /**
+     * Run the route in a tenant transaction. Default, set by this plugin when the route is added: true for every
+     * route that authenticates a user, false for public ones (`auth: false`); signed internal routes declare true.
+     */
     tenant?: boolean
+  }
+  interface FastifyInstance {
+    /** Features that run around the request transaction of the routes they apply to. */
+    requestTransaction: { extend(extension: TransactionExtension): void }
   }
   interface FastifyRequest {
     /** The tenant this request acts for; set by the auth or internal-signature plugin, else null. */
@@ -24,114 +31,169 @@ declare module 'fastify' {
   }
 }
 
-interface RequestTransaction {
-  trx: ControlledTransaction<DB>
-  tenantTrx: TenantTx
+/** How a request's transaction ended, or that it never opened (an extension answered, or opening failed). */
+export type RequestEnd = TransactionEnd | { outcome: 'not-opened' }
+
+/** The answer as it stands when the transaction ends; `delivered` is false when the client has gone. */
+export interface RequestAnswer {
+  statusCode: number
+  delivered: boolean
+}
+
+/**
+ * A feature that runs around the request transaction, on the routes it applies to only (idempotency is one).
+ * `beforeOpen` runs after validation, before the transaction opens; it may answer the request itself (it sends
+ * the reply and says 'answered'), and then no transaction opens. `afterEnd` runs exactly once for every request
+ * whose `beforeOpen` ran, after the transaction has ended, with how it ended, before the answer leaves.
+ */
+export interface TransactionExtension {
+  name: string
+  appliesTo(config: FastifyContextConfig): boolean
+  beforeOpen?(request: FastifyRequest, reply: FastifyReply): Promise<'continue' | 'answered'>
+  afterEnd?(request: FastifyRequest, end: RequestEnd, answer: RequestAnswer): Promise<void>
+}
+
+/** One request's passage through its transaction. */
+interface Passage {
+  transaction: RequestTransaction | null
+  /** Extensions whose beforeOpen ran: each is owed one afterEnd. */
+  entered: TransactionExtension[]
   afterCommit: Array<() => unknown>
+  finished: boolean
 }
 
-const kTransaction = Symbol('tenantTransaction')
-type WithTransaction = FastifyRequest & { [kTransaction]: RequestTransaction | null }
+const kPassage = Symbol('requestTransactionPassage')
+type WithPassage = FastifyRequest & { [kPassage]: Passage | null }
 
-/** Detaches the open transaction from the request, so no later hook can end it twice. */
-function take(request: FastifyRequest): RequestTransaction | null {
-  const holder = request as WithTransaction
-  const open = holder[kTransaction]
-  holder[kTransaction] = null
-  return open
-}
-
+/**
+ * The request transaction's lifecycle, in the order it runs:
+ *   route added   `config.tenant` defaulted (see FastifyContextConfig.tenant above)
+ *   preHandler    the route's extensions' beforeOpen, then openRequestTransaction (db/request-transaction.ts)
+ *   handler       request.db
+ *   onSend        end: commit for a success, rollback otherwise; extensions' afterEnd; the outcome mapped to the
+ *                 answer (a refused token or a failed commit replaces it); after-commit work scheduled
+ *   safety nets   onRequestAbort and onResponse roll back a request that never reached onSend
+ */
 export default fp(
   async (app) => {
+    const extensions: TransactionExtension[] = []
+    app.decorate('requestTransaction', {
+      extend(extension: TransactionExtension) {
+        extensions.push(extension)
+      },
+    })
+    // Chosen on a route's first request (extensions register while plugins load, some after the first routes).
+    const chosen = new WeakMap<FastifyContextConfig, readonly TransactionExtension[]>()
+    const extensionsOf = (config: FastifyContextConfig) => {
+      let applying = chosen.get(config)
+      if (!applying) chosen.set(config, (applying = extensions.filter((extension) => extension.appliesTo(config))))
+      return applying
+    }
+
+    app.addHook('onRoute', (route) => {
+      const config = route.config ?? {}
+      route.config = { ...config, tenant: config.tenant ?? (config.auth !== false && !isAuthSkipped(route.url ?? route.path)) }
+    })
+
     app.decorateRequest('tenantId', null)
     app.decorateRequest('accessJti', null)
-    app.decorateRequest(kTransaction, null)
+    app.decorateRequest(kPassage, null)
     app.decorateRequest('db', {
       getter(this: FastifyRequest) {
-        const open = (this as WithTransaction)[kTransaction]
-        if (!open) throw new AppError('INTERNAL_ERROR', 'no tenant transaction for this request')
-        return open.tenantTrx
+        const transaction = (this as WithPassage)[kPassage]?.transaction
+        if (!transaction) throw new AppError('INTERNAL_ERROR', 'no tenant transaction for this request')
+        return transaction.db
       },
     })
     app.decorateRequest('afterCommit', function (this: FastifyRequest, fn: () => unknown) {
-      const open = (this as WithTransaction)[kTransaction]
-      if (!open) throw new AppError('INTERNAL_ERROR', 'afterCommit outside a tenant transaction')
-      open.afterCommit.push(fn)
+      const passage = (this as WithPassage)[kPassage]
+      if (!passage?.transaction) throw new AppError('INTERNAL_ERROR', 'afterCommit outside a tenant transaction')
+      passage.afterCommit.push(fn)
     })
 
-    const rollback = async (request: FastifyRequest) => {
-      const open = take(request)
-      if (!open) return
-      await open.trx.rollback().execute().catch((error: unknown) => {
-        // A revoked token found only now (the handler sent nothing): the transaction is over all the same.
-        if (!requestScopeRefusal(error)) request.log.error({ err: error }, 'rollback failed')
-      })
+    /** Ends the request's transaction once and runs the extensions owed an afterEnd; null when there is nothing. */
+    const finish = async (request: FastifyRequest, wanted: 'commit' | 'rollback', answer: RequestAnswer) => {
+      const passage = (request as WithPassage)[kPassage]
+      if (!passage || passage.finished) return null
+      passage.finished = true
+      const end: RequestEnd = passage.transaction ? await passage.transaction.end(wanted) : { outcome: 'not-opened' }
+      for (const extension of passage.entered) {
+        await extension.afterEnd?.(request, end, answer).catch((error: unknown) => {
+          request.log.error({ err: error, extension: extension.name }, 'transaction extension failed after the end')
+        })
+      }
+      return { end, passage }
     }
 
     // preHandler: after validation, so malformed requests never take a connection. On PostgreSQL the scope
-    // statement (tenant GUC and revocation check) leaves in one write with the handler's first statement; a revoked
-    // token aborts the transaction before that statement runs, and that statement, or the commit when the handler
-    // sent none, fails with AUTH_004. So the database is the handler's only effect before that answer arrives:
-    // work outside it (events, dispatch kicks) goes through afterCommit, which never runs for a revoked token.
-    app.addHook('preHandler', async (request) => {
-      if (request.routeOptions.config.tenant !== true) return
+    // statement (tenant GUC, revocation and status checks) leaves in one write with the handler's first statement;
+    // a refused token aborts the transaction before that statement runs, so the database is the handler's only
+    // effect before the refusal arrives: work outside it (events, dispatch kicks) goes through afterCommit.
+    app.addHook('preHandler', async (request, reply) => {
+      const config = request.routeOptions.config
+      if (config.tenant !== true) return
       const tenantId = request.tenantId
       if (tenantId === null) throw new AppError('INTERNAL_ERROR', 'route needs a tenant context but none was set')
-      const trx = await app.db.startTransaction().execute()
-      try {
-        const tenantTrx = await openRequestScope(trx, tenantId, request.accessJti, request.identity?.userId ?? null)
-        ;(request as WithTransaction)[kTransaction] = { trx, tenantTrx, afterCommit: [] }
-      } catch (error) {
-        await trx.rollback().execute().catch(() => undefined)
-        throw error
+      const passage: Passage = { transaction: null, entered: [], afterCommit: [], finished: false }
+      ;(request as WithPassage)[kPassage] = passage
+      for (const extension of extensionsOf(config)) {
+        passage.entered.push(extension)
+        if ((await extension.beforeOpen?.(request, reply)) === 'answered') return reply
       }
+      passage.transaction = await openRequestTransaction(app.db, {
+        tenantId,
+        accessJti: request.accessJti,
+        userId: request.identity?.userId ?? null,
+      })
     })
 
-    // onSend runs before the response leaves, so a failed commit still becomes an error response. The handle is
-    // cleared first: Fastify runs onSend again for that error reply, and it must not commit twice.
-    app.addHook('onSend', async (request, reply: FastifyReply, payload) => {
-      const open = take(request)
-      if (!open) return payload
+    // onSend runs before the answer leaves, so how the transaction ended can still change it. Fastify runs onSend
+    // again for an answer replaced here; `finish` has run by then and lets it through.
+    app.addHook('onSend', async (request, reply, payload) => {
       // A client that hung up never learns the outcome; rolling back lets it retry (idempotently) as if nothing ran.
       const clientGone = reply.raw.destroyed || request.raw.socket?.destroyed === true
-      if (reply.statusCode >= 400 || clientGone) {
-        try {
-          await open.trx.rollback().execute()
-        } catch (error) {
-          const refusal = requestScopeRefusal(error)
-          if (!refusal) {
-            // The connection broke (the error being answered is usually why): the server ends the transaction
-            // with the session and Kysely has released the connection, so the answer stands.
-            request.log.warn({ err: error }, 'rollback failed')
-            return payload
+      const failed = reply.statusCode >= 400 || clientGone
+      const finished = await finish(request, failed ? 'rollback' : 'commit', { statusCode: reply.statusCode, delivered: !clientGone })
+      if (!finished) return payload
+      const { end, passage } = finished
+      switch (end.outcome) {
+        case 'committed':
+          for (const fn of passage.afterCommit) {
+            // After-commit work (events, dispatch kicks) never delays or fails the answer.
+            void Promise.resolve()
+              .then(fn)
+              .catch((error: unknown) => request.log.error({ err: error }, 'after-commit task failed'))
           }
-          // The handler failed before sending a statement, so the revocation check travelled with this rollback.
-          // A revoked token learns nothing else; this is an error reply already, so it is rewritten here.
-          const refused = new AppError(refusal)
-          reply.code(refused.status).type(PROBLEM_CONTENT_TYPE)
-          return JSON.stringify(problemBody(refused, request.id))
-        }
-        return payload
+          return payload
+        case 'refused':
+          // The handler sent no statement, so the token check travelled with the commit or rollback: whatever the
+          // handler answered, a refused token learns nothing else.
+          return replaceAnswer(reply, refusalError(end.refusal))
+        case 'failed':
+          request.log.error({ err: end.error }, 'commit failed')
+          return replaceAnswer(reply, catalogErrorFor(end.error) ?? new AppError('INTERNAL_ERROR'))
+        case 'rolled-back':
+          if (end.brokenConnection) request.log.warn({ err: end.brokenConnection }, 'rollback failed')
+          return payload
+        case 'not-opened':
+          return payload
       }
-      try {
-        await open.trx.commit().execute()
-      } catch (error) {
-        // Kysely keeps the connection of a failed commit until a rollback releases it.
-        await open.trx.rollback().execute().catch(() => undefined)
-        throw error
-      }
-      for (const fn of open.afterCommit) {
-        // After-commit work (events, dispatch kicks) never delays or fails the response.
-        void Promise.resolve()
-          .then(fn)
-          .catch((error: unknown) => request.log.error({ err: error }, 'after-commit task failed'))
-      }
-      return payload
     })
 
-    app.addHook('onRequestAbort', rollback)
-    // Safety net for replies that skipped onSend (hijacked or errored while sending).
-    app.addHook('onResponse', rollback)
+    // Safety nets for requests that never reached onSend (aborted, hijacked, or failed while sending).
+    app.addHook('onRequestAbort', async (request) => {
+      await finish(request, 'rollback', { statusCode: 0, delivered: false })
+    })
+    app.addHook('onResponse', async (request, reply) => {
+      await finish(request, 'rollback', { statusCode: reply.statusCode, delivered: true })
+    })
   },
   { name: 'tenant-tx', dependencies: ['db'] },
 )
+
+/** The answer a request gets instead of what its handler produced, as a problem from the catalog. */
+function replaceAnswer(reply: FastifyReply, error: AppError): string {
+  if (error.extra.headers) reply.headers(error.extra.headers)
+  reply.code(error.status).type(PROBLEM_CONTENT_TYPE)
+  return JSON.stringify(problemBody(error, reply.request.id))
+}

@@ -3,7 +3,7 @@ import { findOwnerEntry, findTenantBySlug, insertOwnerEntry, insertTenant } from
 import { insertUser } from '../../db/repos/users.js'
 import type { DB } from '../../db/schema.js'
 import { setTenant, withTenant } from '../../db/tenant.js'
-import { violatedUniqueConstraint } from '../db-errors.js'
+import { violatedUniqueConstraint } from '../../db/errors.js'
 import { AppError } from '../errors.js'
 import { normalizeBusinessNumber } from '../tenant/business-number.js'
 import { generateAvatarSeed, generateCustomId, generateTenantSlug } from '../tenant/identifiers.js'

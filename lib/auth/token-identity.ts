@@ -1,9 +1,9 @@
 import type { JWT } from '@fastify/jwt'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/schema.js'
-import { openRequestScope, type TenantTx } from '../../db/tenant.js'
-import { requestScopeRefusal } from '../db-errors.js'
-import { AppError } from '../errors.js'
+import { withRequestTransaction } from '../../db/request-transaction.js'
+import type { TenantTx } from '../../db/tenant.js'
+import { catalogErrorFor } from '../catalog-errors.js'
 import type { TokenIdentity, UserInfo } from './contract.js'
 import { findCurrentUser } from './current-user.js'
 import { verifyToken } from './tokens.js'
@@ -33,11 +33,11 @@ async function withAccessToken<T>(
     jti: claims.jti,
     expiresAt: new Date(claims.exp * 1000),
   }
+  const scope = { tenantId: identity.tenantId, accessJti: identity.jti, userId: identity.userId }
   try {
-    return await deps.db.transaction().execute(async (trx) => fn(await openRequestScope(trx, identity.tenantId, identity.jti, identity.userId), identity))
+    return await withRequestTransaction(deps.db, scope, (trx) => fn(trx, identity))
   } catch (error) {
-    const refusal = requestScopeRefusal(error)
-    throw refusal ? new AppError(refusal) : error
+    throw catalogErrorFor(error) ?? error
   }
 }
 

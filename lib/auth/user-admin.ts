@@ -10,7 +10,7 @@ import {
   updateUserStatus,
 } from '../../db/repos/users.js'
 import type { DB, Role } from '../../db/schema.js'
-import { violatedUniqueConstraint } from '../db-errors.js'
+import { violatedUniqueConstraint } from '../../db/errors.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
 import { generateAvatarSeed, generateLoginId, generateTemporaryPassword, hasUnsafeCharacters } from '../tenant/identifiers.js'

@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTenant, owner, unique } from '../fixtures.js'
 import { buildAppWith } from '../helper.js'
+import { actor } from '../staff-fixtures.js'
 
 describe('tenant transaction plugin', () => {
   let app: FastifyInstance
@@ -42,6 +43,19 @@ describe('tenant transaction plugin', () => {
       test.get('/test/no-tenant-route', { config: { auth: false } }, async (request) => {
         return { tenant: request.db ? 'unexpected' : 'none' }
       })
+      // Neither declares `tenant`: the plugin's default decides.
+      const transactionState = async (request: FastifyRequest) => {
+        const tenant = request.routeOptions.config.tenant
+        try {
+          await request.db.selectFrom('users').select('id').limit(1).execute()
+          return { tenant, transaction: 'open' }
+        } catch {
+          return { tenant, transaction: 'none' }
+        }
+      }
+      test.get('/test/authenticated-default', transactionState)
+      test.get('/test/public-default', { config: { auth: false } }, transactionState)
+      test.get('/test/authenticated-opt-out', { config: { tenant: false } }, transactionState)
     })
   })
   afterAll(() => app.close())
@@ -114,5 +128,13 @@ describe('tenant transaction plugin', () => {
     const response = await app.inject({ method: 'POST', url: '/test/users', headers: { 'x-test-tenant': String(tenant.id) }, payload: { loginId: 5 } })
     expect(response.statusCode).toBe(400)
     expect(response.json().code).toBe('VALIDATION_FAILED')
+  })
+
+  it('opens a transaction for every authenticated route by default, none for a public one, and lets a route opt out', async () => {
+    const { headers } = await actor(app, await createTenant(), 'OWNER')
+    const state = async (url: string, auth?: { authorization: string }) => (await app.inject({ method: 'GET', url, headers: auth })).json()
+    expect(await state('/test/authenticated-default', headers)).toEqual({ tenant: true, transaction: 'open' })
+    expect(await state('/test/public-default')).toEqual({ tenant: false, transaction: 'none' })
+    expect(await state('/test/authenticated-opt-out', headers)).toEqual({ tenant: false, transaction: 'none' })
   })
 })

@@ -1,3 +1,6 @@
+// What PostgreSQL's and node-postgres' errors mean, in the data layer's own terms. lib/catalog-errors.ts maps them
+// onto the error catalog, once, for the HTTP layer and the in-process contract alike.
+
 /** The constraint a unique violation (SQLSTATE 23505) hit, or null for any other error. */
 export function violatedUniqueConstraint(error: unknown): string | null {
   if (typeof error !== 'object' || error === null) return null
@@ -6,23 +9,49 @@ export function violatedUniqueConstraint(error: unknown): string | null {
   return typeof constraint === 'string' ? constraint : ''
 }
 
-// SQLSTATEs raised by the request scope statement (db/tenant.ts): svc_refuse_revoked_access_token() (migration
-// 2026-11-23T00-00-00), svc_refuse_inactive_tenant() and svc_refuse_inactive_user() (2026-11-23T03-00-00).
-const REQUEST_SCOPE_REFUSALS = { SV003: 'AUTH_003', SV004: 'AUTH_004', SV010: 'AUTH_010', SV015: 'AUTH_015' } as const
-
-export type RequestScopeRefusal = (typeof REQUEST_SCOPE_REFUSALS)[keyof typeof REQUEST_SCOPE_REFUSALS]
+// SQLSTATEs raised by svc_request_scope (db/tenant.ts) through svc_refuse_revoked_access_token(),
+// svc_refuse_inactive_tenant() and svc_refuse_inactive_user().
+const SCOPE_REFUSALS = {
+  SV003: 'unknown-identity',
+  SV004: 'revoked',
+  SV010: 'tenant-inactive',
+  SV015: 'user-inactive',
+} as const
 
 /**
- * The catalog code for the request scope refusing the caller's access token: naming a tenant or user that does
- * not exist (AUTH_003), revoked (AUTH_004), tenant not ACTIVE (AUTH_010), user not ACTIVE (AUTH_015); null for any
- * other error.
+ * Why the request scope refused an access token: it names a tenant or user that does not exist, it was revoked,
+ * or its tenant or user is no longer ACTIVE.
  */
-export function requestScopeRefusal(error: unknown): RequestScopeRefusal | null {
+export type ScopeRefusal = (typeof SCOPE_REFUSALS)[keyof typeof SCOPE_REFUSALS]
+
+/** The request scope's refusal carried by `error`, or null for any other error. */
+export function scopeRefusalOf(error: unknown): ScopeRefusal | null {
   if (typeof error !== 'object' || error === null) return null
+  if (error instanceof RequestScopeRefused) return error.refusal
   const code = (error as { code?: unknown }).code
-  return typeof code === 'string' && Object.hasOwn(REQUEST_SCOPE_REFUSALS, code)
-    ? REQUEST_SCOPE_REFUSALS[code as keyof typeof REQUEST_SCOPE_REFUSALS]
-    : null
+  return typeof code === 'string' && Object.hasOwn(SCOPE_REFUSALS, code) ? SCOPE_REFUSALS[code as keyof typeof SCOPE_REFUSALS] : null
+}
+
+/** The request scope refused the caller's access token (thrown by `withRequestTransaction`). */
+export class RequestScopeRefused extends Error {
+  constructor(readonly refusal: ScopeRefusal) {
+    super(`access token refused: ${refusal}`)
+    this.name = 'RequestScopeRefused'
+  }
+}
+
+/** A tenant transaction was asked for without a valid tenant id: a programming error, refused before any query. */
+export class TenantContextMissing extends Error {
+  constructor() {
+    super('missing or invalid tenant context')
+    this.name = 'TenantContextMissing'
+  }
+}
+
+/** SQLSTATE class 22 (data exception: a NUL byte, a value too long for its column, a number out of range). */
+export function isDataException(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) && 'severity' in (error as object)
 }
 
 // SQLSTATEs of a database that cannot serve now: a statement cut by statement_timeout (57014), the server shutting

@@ -1,0 +1,95 @@
+import type { ControlledTransaction, Kysely } from 'kysely'
+import { RequestScopeRefused, scopeRefusalOf, type ScopeRefusal } from './errors.js'
+import type { DB } from './schema.js'
+import { openRequestScope, type TenantTx } from './tenant.js'
+
+/** Whom a request transaction acts for: the tenant, and the access token and user to check (null for signed calls). */
+export interface RequestScope {
+  tenantId: number
+  accessJti: string | null
+  userId: number | null
+}
+
+/**
+ * How a request transaction ended. `refused`: the request scope refused the access token (svc_request_scope), so
+ * nothing the transaction did counts. `failed`: the commit did not happen (the database went away or refused it).
+ * A rollback that fails only because the connection broke is still `rolled-back`: the server ends the transaction
+ * with the session; `brokenConnection` says so for the log.
+ */
+export type TransactionEnd =
+  | { outcome: 'committed' }
+  | { outcome: 'rolled-back'; brokenConnection?: unknown }
+  | { outcome: 'refused'; refusal: ScopeRefusal }
+  | { outcome: 'failed'; error: unknown }
+
+export interface RequestTransaction {
+  /** The tenant-bound transaction the request's repositories use. */
+  readonly db: TenantTx
+  /** Commits or rolls back, once, and says what happened; never throws. */
+  end(wanted: 'commit' | 'rollback'): Promise<TransactionEnd>
+}
+
+/**
+ * Opens the transaction one request runs in: begin, then the request scope statement (tenant, revocation, status),
+ * which on PostgreSQL travels with the request's first statement. A refused token therefore surfaces on that
+ * statement, or on `end` when the request sent none.
+ */
+export async function openRequestTransaction(db: Kysely<DB>, scope: RequestScope): Promise<RequestTransaction> {
+  const trx = await db.startTransaction().execute()
+  let tenantTrx: TenantTx
+  try {
+    tenantTrx = await openRequestScope(trx, scope.tenantId, scope.accessJti, scope.userId)
+  } catch (error) {
+    await trx.rollback().execute().catch(() => undefined)
+    throw error
+  }
+  let ended: Promise<TransactionEnd> | null = null
+  return {
+    db: tenantTrx,
+    end: (wanted) => (ended ??= wanted === 'commit' ? commit(trx) : rollback(trx)),
+  }
+}
+
+async function commit(trx: ControlledTransaction<DB>): Promise<TransactionEnd> {
+  try {
+    await trx.commit().execute()
+    return { outcome: 'committed' }
+  } catch (error) {
+    // Kysely keeps the connection of a failed commit until a rollback releases it.
+    await trx.rollback().execute().catch(() => undefined)
+    const refusal = scopeRefusalOf(error)
+    return refusal ? { outcome: 'refused', refusal } : { outcome: 'failed', error }
+  }
+}
+
+async function rollback(trx: ControlledTransaction<DB>): Promise<TransactionEnd> {
+  try {
+    await trx.rollback().execute()
+    return { outcome: 'rolled-back' }
+  } catch (error) {
+    // The request sent no statement, so the scope check travelled with this rollback.
+    const refusal = scopeRefusalOf(error)
+    return refusal ? { outcome: 'refused', refusal } : { outcome: 'rolled-back', brokenConnection: error }
+  }
+}
+
+/**
+ * Runs `fn` in a request transaction of its own (work outside HTTP requests that acts for a caller's token: the
+ * in-process contract, an idempotency claim) and commits; rolls back when `fn` throws. A refused token throws
+ * RequestScopeRefused, whether it surfaced on a statement of `fn` or on the end.
+ */
+export async function withRequestTransaction<T>(db: Kysely<DB>, scope: RequestScope, fn: (trx: TenantTx) => Promise<T>): Promise<T> {
+  const transaction = await openRequestTransaction(db, scope)
+  let result: T
+  try {
+    result = await fn(transaction.db)
+  } catch (error) {
+    const end = await transaction.end('rollback')
+    const refusal = end.outcome === 'refused' ? end.refusal : scopeRefusalOf(error)
+    throw refusal ? new RequestScopeRefused(refusal) : error
+  }
+  const end = await transaction.end('commit')
+  if (end.outcome === 'refused') throw new RequestScopeRefused(end.refusal)
+  if (end.outcome === 'failed') throw end.error
+  return result
+}
