@@ -21,7 +21,7 @@ export interface IdempotentRoute {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** DECISIONS section 4: the route needs an `Idempotency-Key` header and never runs twice for one key. */
+    /** The route needs an `Idempotency-Key` header and never runs twice for one key (docs/api.md#idempotency). */
     idempotency?: IdempotentRoute
   }
   interface FastifyRequest {
