@@ -226,7 +226,7 @@ export interface SmsRecipientsTable extends StoredRecipient {
   updatedAt: Timestamp
 }
 
-/** Recipients accepted per tenant and UTC day (DECISIONS 9 quota); cancelling gives them back. */
+/** Recipients accepted per tenant and UTC day (docs/api.md#daily-quota); cancelling gives them back. */
 export interface SmsDailyUsageTable {
   tenantId: number
   day: ColumnType<Date, string, string>

@@ -10,7 +10,7 @@ const Secret = (minLength = 1) => Type.Optional(Type.String({ minLength }))
 
 /**
  * Every setting the service reads. One schema gives both the start-up validation and the `Env` type;
- * no other module reads `process.env`. Names follow DECISIONS section 7.
+ * no other module reads `process.env`. Defaults and meanings: .env.example.
  */
 export const EnvSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
@@ -32,7 +32,7 @@ export const EnvSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
   ),
-  // `false`, a hop count or a comma list of proxy addresses/CIDRs (DECISIONS section 9); read with trustProxySetting.
+  // `false`, a hop count or a comma list of proxy addresses/CIDRs; read with trustProxySetting.
   SVC_TRUST_PROXY: Type.String({ default: 'false', minLength: 1 }),
   // Browser origins (exact `scheme://host[:port]`, comma list) allowed to send cookie-authenticated changes; read with
   // corsOriginList. Empty: only the service's own origin.
@@ -42,7 +42,7 @@ export const EnvSchema = Type.Object({
   SVC_JWT_ISSUER: Type.String({ default: 'svc-auth-svc', minLength: 1 }),
   SVC_ACCESS_TTL: Int(3600, 60, 86_400),
   SVC_REFRESH_TTL: Int(604_800, 300, 31_536_000),
-  // DECISIONS 9: the refresh token the last rotation replaced still answers (with the current pair) this long; 0 = off.
+  // The refresh token the last rotation replaced still answers (with the current pair) this long; 0 = off.
   SVC_REFRESH_REUSE_GRACE_SECONDS: Int(10, 0, 300),
   SVC_COOKIE_SECURE: Bool(true),
   SVC_COOKIE_SAMESITE: Type.Union([Type.Literal('lax'), Type.Literal('strict'), Type.Literal('none')], {
@@ -66,12 +66,12 @@ export const EnvSchema = Type.Object({
   SVC_SMS_RETRY_BASE_SECONDS: Int(30, 1, 3600),
   SVC_SMS_PRICE_SMS: Int(20, 0, 100_000),
   SVC_SMS_PRICE_LMS: Int(50, 0, 100_000),
-  // Recipients accepted per tenant per UTC day (DECISIONS 9); 0 = unlimited.
+  // Recipients accepted per tenant per UTC day (docs/api.md#daily-quota); 0 = unlimited.
   SVC_SMS_TENANT_DAILY_RECIPIENTS: Int(100_000, 0, 1_000_000_000),
   SVC_LOGIN_MAX_FAILURES: Int(5, 1, 1000),
   SVC_LOGIN_LOCK_SECONDS: Int(900, 1, 86_400),
   SVC_LOGIN_IP_PER_MINUTE: Int(60, 1, 1_000_000),
-  // DECISIONS 9: Prometheus text at GET /metrics; with a token set, only `Authorization: Bearer <token>` reads it.
+  // Prometheus text at GET /metrics; with a token set, only `Authorization: Bearer <token>` reads it.
   SVC_METRICS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   SVC_METRICS_TOKEN: Secret(16),
 })
@@ -186,7 +186,7 @@ export function corsOriginList(value: string): { origins: string[] } | { problem
 
 /**
  * An enumerated setting (a union of literals) matches its choices in any case, so an earlier deployment's `Lax`,
- * `INFO` or `Production` keeps working (DECISIONS section 7); the value is stored as the schema spells it.
+ * `INFO` or `Production` keeps working; the value is stored as the schema spells it.
  */
 function canonicalChoice(key: string, value: string): string {
   const schema = EnvSchema.properties[key as keyof typeof EnvSchema.properties] as { anyOf?: Array<{ const?: unknown }> }

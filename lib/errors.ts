@@ -1,6 +1,7 @@
 /**
- * The one error catalog (DECISIONS section 1): every error the service answers has a stable code, an HTTP
- * status and a title here. Handlers throw `new AppError(code, detail)`; plugins/problem.ts renders it.
+ * The one error catalog: every error the service answers has a stable code, an HTTP status and a title here, and
+ * a row in docs/api.md#error-codes (test/docs/error-table.test.ts fails when they differ). Handlers throw
+ * `new AppError(code, detail)`; plugins/problem.ts renders it.
  */
 export const ERROR_CATALOG = {
   VALIDATION_FAILED: [400, 'Request validation failed', 'The request does not match the expected schema.'],

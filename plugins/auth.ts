@@ -49,7 +49,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] || undefined
 }
 
-/** `Authorization: Bearer <token>` wins; the access cookie is the fallback (SPEC Authentication item 1). */
+/** `Authorization: Bearer <token>` wins; the access cookie is the fallback. */
 function presentedToken(request: FastifyRequest): string | undefined {
   return bearerToken(request) ?? (request.cookies[ACCESS_COOKIE] || undefined)
 }

@@ -37,7 +37,7 @@ function authenticatedByCookie(request: FastifyRequest): boolean {
 }
 
 /**
- * CSRF (DECISIONS section 9): an unsafe request authenticated by cookie whose `Origin` (or, without one,
+ * CSRF (docs/api.md#csrf): an unsafe request authenticated by cookie whose `Origin` (or, without one,
  * `Sec-Fetch-Site: cross-site`) is neither the service's own origin nor listed in SVC_CORS_ORIGINS answers 403
  * CSRF_ORIGIN_REJECTED before anything runs. Requests with neither header (curl, mobile apps) pass: browsers send
  * `Origin` on every cross-origin POST, PUT, PATCH and DELETE.

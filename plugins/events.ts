@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import fp from 'fastify-plugin'
 
-/** SPEC "Events" and DECISIONS section 3: a new tenant and its OWNER exist (committed). */
+/** A new tenant and its OWNER exist (committed). */
 export interface OwnerRegisteredEvent {
   tenantId: number
   tenantSlug: string
@@ -10,7 +10,7 @@ export interface OwnerRegisteredEvent {
 }
 
 /**
- * In-process domain events, keyed by SPEC's event names. Published only after the transaction that caused them has
+ * In-process domain events, keyed by event name. Published only after the transaction that caused them has
  * committed.
  */
 export interface DomainEvents {

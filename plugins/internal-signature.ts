@@ -8,8 +8,8 @@ import { AppError } from '../lib/errors.js'
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * An operations call signed with SVC_INTERNAL_HMAC_SECRET (DECISIONS section 5) instead of a user token.
-     * The tenant comes from the signed `X-Tenant-Slug`; a `tenantSlug` path parameter must name the same one.
+     * An operations call signed with SVC_INTERNAL_HMAC_SECRET (docs/api.md#signed-internal-calls) instead of a user
+     * token. The tenant comes from the signed `X-Tenant-Slug`; a `tenantSlug` path parameter must name the same one.
      */
     internalSignature?: boolean
   }
@@ -119,7 +119,7 @@ export default fp(
       if (request.bodyParseError) throw request.bodyParseError
     })
 
-    // A signed call is accepted once (DECISIONS section 9): otherwise a captured call (a REJECTED) could be sent again
+    // A signed call is accepted once: otherwise a captured call (a REJECTED) could be sent again
     // within the window, over a later decision. The signature is claimed in the request's own transaction
     // (tenant-tx's preHandler, registered before this one, has opened it): it is used up only if the call commits,
     // and of two concurrent replays the second waits on the row and then finds it taken.

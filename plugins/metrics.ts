@@ -158,7 +158,7 @@ function register(app: FastifyInstance): MetricsRecorder {
   }
 }
 
-/** Prometheus metrics (DECISIONS 9): `GET /metrics` unless SVC_METRICS=off, behind SVC_METRICS_TOKEN when set. */
+/** Prometheus metrics (README.md#metrics): `GET /metrics` unless SVC_METRICS=off, behind SVC_METRICS_TOKEN when set. */
 export default fp(
   async (app) => {
     app.decorate('metrics', app.env.SVC_METRICS === 'on' ? register(app) : noMetrics)

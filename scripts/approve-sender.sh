@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records an operator's decision on a tenant's sender number: signs and sends
 #   PATCH /internal/sms/sender-settings/SLUG/approval
-# exactly as DECISIONS section 5 defines the signature, so nobody computes one by hand.
+# exactly as docs/api.md#signed-internal-calls defines the signature, so nobody computes one by hand.
 # Needs bash, curl and openssl only. Prints the sender setting JSON on success; on failure prints the problem on
 # stderr and exits non-zero (2 for wrong usage, 1 otherwise).
 set -euo pipefail

@@ -1,4 +1,4 @@
-// Compiles the service only when dist/ is missing or older than its sources (DECISIONS section 9: the operations
+// Compiles the service only when dist/ is missing or older than its sources (the operations
 // commands must not recompile a current build, and must run after `npm ci --omit=dev` on a built tree).
 // Plain JavaScript with no dependencies, so it runs where TypeScript and tsx are not installed.
 //

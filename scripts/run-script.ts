@@ -1,7 +1,7 @@
 import { AppError } from '../lib/errors.js'
 import { ConfigError } from '../lib/env.js'
 
-/** Operations scripts print JSON on success and one clear line (exit 1) on failure (DECISIONS section 7). */
+/** Operations scripts print JSON on success and one clear line (exit 1) on failure. */
 export async function runScript(main: () => Promise<unknown>): Promise<void> {
   try {
     const result = await main()

@@ -17,7 +17,7 @@ import { runScript, UsageError } from './run-script.js'
 
 /**
  * npm run seed:demo
- * A demo academy to try every endpoint with (DECISIONS section 8): an owner, a manager, an instructor, five students,
+ * A demo academy to try every endpoint with (README.md#try-it): an owner, a manager, an instructor, five students,
  * two classes whose enrolments carry guardian phones, the owner's recipient group and a template, on whichever database is
  * configured. Every key is fixed, so a second run finds and reuses what the first made; it also puts back a demo
  * password someone changed (ending that user's sessions, as a reset does), so the printed credentials always work.

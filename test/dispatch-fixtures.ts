@@ -22,7 +22,7 @@ export async function insertTenantAndSender(owner: Kysely<DB>) {
     })
     .returning('id')
     .executeTakeFirstOrThrow()
-  // The live provider sends only for an APPROVED sender (DECISIONS 9: otherwise its messages are held).
+  // The live provider sends only for an APPROVED sender (otherwise its messages are held).
   await owner
     .insertInto('smsSenderSettings')
     .values({ tenantId: tenant.id, provider: 'extsms', senderNumber: '0212345678', registrationStatus: 'APPROVED', updatedAt: new Date() })

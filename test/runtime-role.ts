@@ -2,7 +2,7 @@ import pg from 'pg'
 import { APP_ROLE } from '../db/database.js'
 
 /**
- * The login role tests connect as at run time, as DECISIONS' least-privilege deployment prescribes: it owns nothing,
+ * The login role tests connect as at run time, as in a least-privilege production deployment: it owns nothing,
  * is no superuser, cannot bypass RLS and inherits nothing, so every privilege it uses comes from switching to
  * APP_ROLE inside each transaction. Migrations and fixtures connect as the owner instead.
  */

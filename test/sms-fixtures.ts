@@ -52,8 +52,8 @@ export interface SignedCall {
 }
 
 /**
- * Headers and payload of an internal call, signed as DECISIONS section 5 reads (written out here on purpose,
- * independently of the plugin, so a mistake in one does not hide in the other).
+ * Headers and payload of an internal call, signed as docs/api.md#signed-internal-calls describes (written out here on
+ * purpose, independently of the plugin, so a mistake in one does not hide in the other).
  */
 export function signedApproval(call: SignedCall) {
   const url = `${call.path ?? `/internal/sms/sender-settings/${call.slug}/approval`}${call.query ?? ''}`

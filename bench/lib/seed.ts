@@ -170,7 +170,7 @@ export async function insertTenantAndSender(owner: Kysely<DB>): Promise<{ tenant
     .values({ tenantId: tenant.id, userLoginId: `sender-${slug}`, passwordHash: 'x', name: 'Sender', role: 'MANAGER', avatarSeed: 'seed', updatedAt: new Date() })
     .returning('id')
     .executeTakeFirstOrThrow()
-  // The live provider sends only for an APPROVED sender number; other messages are held (DECISIONS 9).
+  // The live provider sends only for an APPROVED sender number; other messages are held (docs/api.md#sender-number).
   await owner
     .insertInto('smsSenderSettings')
     .values({ tenantId: tenant.id, provider: 'extsms', senderNumber: '0212345678', registrationStatus: 'APPROVED', updatedAt: new Date() })

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { ClassRoster } from '../../lib/sms/class-roster.js'
 
-/** ClassRoster over the `classes` and `class_enrollments` tables (DECISIONS section 8); RLS keeps it in-tenant. */
+/** ClassRoster over the `classes` and `class_enrollments` tables (docs/api.md#class-sends); RLS keeps it in-tenant. */
 export const kyselyClassRoster: ClassRoster = {
   findClass(trx, classId) {
     return trx.selectFrom('classes').select(['id', 'name']).where('id', '=', classId).executeTakeFirst()

@@ -63,7 +63,7 @@ export async function handOverClaimedMessage(trx: TenantTx, claim: Claim, maxAtt
     .where('m.claimedUntil', '>', sql<Date>`now()`)
     .where('m.handedOverAt', 'is', null)
     .where('m.dispatchAttempts', '<', maxAttempts)
-    // The claim's hold rule again, for a tenant suspended or a sender withdrawn since the claim (DECISIONS 9).
+    // The claim's hold rule again, for a tenant suspended or a sender withdrawn since the claim.
     .where('t.status', '=', 'ACTIVE')
     .where((eb) =>
       eb.or([

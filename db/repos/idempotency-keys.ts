@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { TenantTx } from '../tenant.js'
 
-/** DECISIONS section 4: a key belongs to one (tenant, user, route). */
+/** A key belongs to one (tenant, user, route): docs/api.md#idempotency. */
 export interface KeyScope {
   tenantId: number
   userId: number

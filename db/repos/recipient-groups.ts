@@ -45,7 +45,7 @@ export async function insertMembers(
     ) with ordinality as m (phone, name, student_id, class_name, recipient_role, ord)`.execute(trx)
 }
 
-/** Groups belong to the staff member who made them (SPEC "Recipient group"); anyone else finds nothing. */
+/** Groups belong to the staff member who made them (docs/api.md#recipient-groups); anyone else finds nothing. */
 export function findOwnedGroup(trx: TenantTx, id: number, ownerStaffId: number): Promise<GroupRecord | undefined> {
   return trx
     .selectFrom('recipientGroups')

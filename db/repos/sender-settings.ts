@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { TenantTx } from '../tenant.js'
 import type { DB, RegistrationStatus } from '../schema.js'
 
-/** Only the live provider's row is ever used (SPEC "Sender setting"); mock deployments read it too. */
+/** Only the live provider's row is ever used (docs/api.md#sender-number); mock deployments read it too. */
 export const LIVE_PROVIDER = 'extsms'
 
 export interface SenderSettingRecord {
@@ -36,7 +36,7 @@ export function findSenderSetting(trx: TenantTx, provider = LIVE_PROVIDER): Prom
 }
 
 /**
- * PUT sender-setting as one statement (SPEC "Sender setting" state table): no row -> PENDING row; another
+ * PUT sender-setting as one statement (the table in docs/api.md#sender-number): no row -> PENDING row; another
  * number, or the same number while PENDING with leftovers or REJECTED -> PENDING with the approval metadata
  * cleared; the same number while APPROVED (or already a clean PENDING) -> nothing written. `on conflict` waits
  * for a concurrent writer's row and then applies on top of it, so two PUTs never lose one another, and the
@@ -85,8 +85,8 @@ export function requestSenderNumber(
 export type ApprovalDecision = { status: 'APPROVED' } | { status: 'REJECTED'; reason: string }
 
 /**
- * The operator's decision (DECISIONS section 5): applies from any current state, sets the timestamp of the
- * decision and clears the other one. Undefined when the tenant has no row.
+ * The operator's decision (docs/api.md#signed-internal-calls): applies from any current state, sets the timestamp
+ * of the decision and clears the other one. Undefined when the tenant has no row.
  */
 export function decideSenderSetting(
   trx: TenantTx,

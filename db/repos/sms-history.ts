@@ -123,7 +123,7 @@ function servedByAnIndex(shape: PageShape): boolean {
 /**
  * One page of history in one statement, each row one item's JSON text (the lateral projection is flattened into
  * the index scan: same plan, no sort). The id breaks ties so pages never overlap or skip rows; sentAt puts unsent
- * messages last in both directions (DECISIONS section 6). Without filters, every row also carries the total from
+ * messages last in both directions. Without filters, every row also carries the total from
  * the trigger-kept per-sender counters, so the common page needs no second query.
  */
 function buildPage(db: Kysely<DB>, shape: PageShape, params: PageParams) {

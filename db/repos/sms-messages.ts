@@ -3,7 +3,7 @@ import type { StoredRecipient } from '../../lib/sms/recipients.js'
 import type { DB, DeliveryStatus, SmsStatus } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
 
-/** The public columns of a message (SPEC "SMS message"); dispatch internals never leave the repository. */
+/** The public columns of a message; dispatch internals never leave the repository. */
 export interface MessageRecord {
   id: number
   senderId: number
@@ -94,7 +94,7 @@ export async function insertRecipients(
     ) with ordinality as r (phone, name, student_id, class_name, recipient_role, ord)`.execute(trx)
 }
 
-/** Who may see a message: everyone in the tenant, or (INSTRUCTOR, SPEC Behavior rule 6) only its sender. */
+/** Who may see a message: everyone in the tenant, or (INSTRUCTOR) only its sender (docs/api.md#roles). */
 export interface MessageScope {
   senderId?: number
 }

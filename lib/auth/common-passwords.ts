@@ -1,5 +1,5 @@
 /**
- * The 1,000 most common passwords, lowercase, refused by the password policy (DECISIONS section 3).
+ * The 1,000 most common passwords, lowercase, refused by the password policy (docs/api.md#passwords).
  *
  * Compiled from the public breach-derived rankings (SecLists `10k-most-common`, the RockYou and NCSC top-100k
  * lists), which count how often each password appears in leaked credential dumps. A few sexually explicit

@@ -7,13 +7,13 @@ import * as admin from './user-admin.js'
 import type { UserAdminDeps } from './user-admin.js'
 
 /**
- * The in-process contract other modules of this service use instead of HTTP (SPEC "In-process contract",
- * DECISIONS section 3), with SPEC's call shapes exactly. Import it from here only; the Fastify app exposes one
+ * The in-process contract other modules of this service use instead of HTTP (README.md#in-process-auth-contract),
+ * with the call shapes those modules are written against. Import it from here only; the Fastify app exposes one
  * instance as `app.authContract`.
  *
- * - The tenant context is explicit (DECISIONS 3): `forTenant(scope)` binds the contract to a tenant id (each call
+ * - The tenant context is explicit: `forTenant(scope)` binds the contract to a tenant id (each call
  *   opens and commits its own tenant transaction) or to `{ tenantId, trx }` (each call joins a transaction the
- *   caller holds), and the bound contract offers every SPEC call: `deleteUser(userId)`, `resetPassword(userId)`,
+ *   caller holds), and the bound contract offers every call: `deleteUser(userId)`, `resetPassword(userId)`,
  *   `changeLoginId(userId, newLoginId)`, `getAvatarSeeds(userIds)`, `createUser(name, phone, role, tenantId)`.
  *   `createUser` names its tenant itself, so it is also offered unbound; bound, a tenant id other than the bound
  *   one is refused (TENANT_MISMATCH) rather than written outside the caller's context.
@@ -26,7 +26,7 @@ export interface AuthContract extends TokenCalls, UserAdministration {
   forTenant(scope: TenantScope): TenantAuthContract
 }
 
-/** SPEC's whole contract for one tenant context. */
+/** The whole contract for one tenant context. */
 export interface TenantAuthContract extends TokenCalls, TenantUserAdministration {}
 
 export interface TokenCalls {
@@ -36,7 +36,7 @@ export interface TokenCalls {
   getUserInfo(token: string): Promise<UserInfo>
 }
 
-/** SPEC's createUser, which names its tenant; `forTenant` gives the calls that need a tenant context. */
+/** createUser, which names its tenant; `forTenant` gives the calls that need a tenant context. */
 export interface UserAdministration {
   createUser: CreateUser
   forTenant(scope: TenantScope): TenantUserAdministration
@@ -74,7 +74,7 @@ export interface TokenIdentity {
 
 export interface UserInfo {
   id: number
-  /** Holds the login id, not an e-mail address (SPEC Versioning item 2); kept until the interface changes. */
+  /** Holds the login id, not an e-mail address: a known mismatch, kept until the interface changes. */
   email: string
   name: string
   role: Role

@@ -1,5 +1,5 @@
 /**
- * The device category a session belongs to (DECISIONS section 2); one session per category is kept, so a new
+ * The device category a session belongs to (docs/api.md#device-categories); one session per category is kept, so a new
  * login replaces only the earlier session of the same kind.
  */
 
@@ -19,7 +19,7 @@ export function deviceCategory(headerValue: string | undefined, userAgent: strin
 }
 
 function categoryFromUserAgent(userAgent: string): DeviceCategory {
-  // DECISIONS section 2 word for word: iPad/tablet -> TABLET, mobile -> MOBILE, else WEB. Tablets first, since iPad
+  // The documented rule word for word: iPad/tablet -> TABLET, mobile -> MOBILE, else WEB. Tablets first, since iPad
   // Safari also carries `Mobile/...`. An Android tablet without "Tablet" in its User-Agent is WEB, and iPadOS 13+
   // Safari (a Mac User-Agent) too; apps that know better send X-Device-Category.
   if (/ipad|tablet/i.test(userAgent)) return 'TABLET'

@@ -52,7 +52,7 @@ export async function login(
 ): Promise<{ tokens: TokenPair; user: MinimalUser }> {
   const { env } = deps
   // Exactly the id the lookup resolves (case-sensitive, unique in its scope), so no other account, a look-alike
-  // included, can share this counter or reset it by signing in (DECISIONS 9).
+  // included, can share this counter or reset it by signing in.
   const key: FailureKey = { scope: input.customId ?? 'root', loginId: input.userLoginId }
   const entry: LoginEntry = input.customId !== undefined ? { customId: input.customId } : { ownerLoginId: input.userLoginId }
   const entered = await admit(deps, key, entry)

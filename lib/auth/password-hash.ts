@@ -30,7 +30,7 @@ const dummyHashes = new Map<number, Promise<string>>()
 
 /**
  * Runs a real comparison against a hash of a random secret at `cost`, so a login for an unknown user or tenant
- * takes as long as a wrong password (DECISIONS section 3). Always resolves false. The dummy hash is computed on
+ * takes as long as a wrong password. Always resolves false. The dummy hash is computed on
  * first use per cost and shared by concurrent callers; call this once at start-up to keep that first hash off a
  * request.
  */

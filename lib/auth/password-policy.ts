@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js'
 import { COMMON_PASSWORDS } from './common-passwords.js'
 
-/** DECISIONS section 3. Length counts code points, so a Hangul syllable is one character. */
+/** docs/api.md#passwords. Length counts code points, so a Hangul syllable is one character. */
 export const PASSWORD_MIN_CHARACTERS = 8
 /** bcrypt ignores every byte after the 72nd; a longer password would silently share a hash with its prefix. */
 export const PASSWORD_MAX_BYTES = 72

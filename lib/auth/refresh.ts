@@ -6,7 +6,7 @@ import { overBudget, type AddressBudget } from './address-budget.js'
 import type { AuthDeps } from './deps.js'
 import { planTokenPair, signTokenPair, verifyToken, type PlannedTokenPair, type TokenPair } from './tokens.js'
 
-// DECISIONS section 2: a refresh for a session that is gone answers by the reason it ended.
+// A refresh for a session that is gone answers by the reason it ended (docs/api.md#refresh-answers).
 function codeForEndedSession(reason: RevocationReason | null): ErrorCode {
   if (reason === 'SESSION_REPLACED_BY_LOGIN') return 'AUTH_017'
   if (reason === 'REFRESH_TOKEN_REUSED') return 'AUTH_016'
@@ -51,9 +51,9 @@ function verifiedClaims(deps: AuthDeps, refreshToken: string | undefined) {
  * expiries are fixed first, stored by the statement that counts the address budget and checks tenant, session and
  * user, and signed only once it answers ROTATED. The statement locks the session row, so of several refreshes with
  * one token exactly one rotates; the others present the JTI that rotation replaced, which within
- * SVC_REFRESH_REUSE_GRACE_SECONDS answers REISSUED: the session's current pair again (DECISIONS 9). Any older JTI,
- * or that one after the window, is reuse: the session is revoked (committed, not rolled back with the error) and
- * AUTH_016 answers.
+ * SVC_REFRESH_REUSE_GRACE_SECONDS answers REISSUED: the session's current pair again (docs/api.md#multi-tab-grace).
+ * Any older JTI, or that one after the window, is reuse: the session is revoked (committed, not rolled back with the
+ * error) and AUTH_016 answers.
  *
  * Every refresh counts against the address budget, first: one without a usable token in a statement of its own
  * (over the budget it answers RATE_LIMITED, not its own error), a usable one inside the rotation statement.

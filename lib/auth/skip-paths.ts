@@ -1,4 +1,4 @@
-/** SPEC Authentication item 5: requests under these prefixes never go through token extraction. */
+/** Requests under these prefixes never go through token extraction (docs/api.md#presenting-the-access-token). */
 export const AUTH_SKIP_PREFIXES = ['/v1/login', '/v1/register', '/v1/refresh', '/v1/oauth2', '/actuator'] as const
 
 /** True when the path (query string ignored) is one of the prefixes or below it, segment-wise. */

@@ -50,7 +50,7 @@ export function getUserInfo(deps: TokenDeps, token: string): Promise<UserInfo> {
     const user = await findCurrentUser(trx, identity.userId)
     return {
       id: user.id,
-      // SPEC Versioning item 2: the field is named `email` but holds the login id. The mismatch is part of the
+      // The field is named `email` but holds the login id. The mismatch is part of the
       // contract until the interface changes; never fill it with anything else.
       email: user.userLoginId,
       name: user.name,

@@ -5,7 +5,7 @@ import { AppError } from '../errors.js'
 
 export type TokenType = 'access' | 'refresh'
 
-/** Exactly the SPEC claim set plus `sid`; `iss` is added by the signer from SVC_JWT_ISSUER. */
+/** Exactly the claims of docs/api.md#claims; `iss` is added by the signer from SVC_JWT_ISSUER. */
 export interface TokenClaims {
   sub: string
   tenant_slug: string
@@ -112,7 +112,7 @@ function hasClaimShape(claims: Record<string, unknown>): claims is Record<string
 
 /**
  * Verifies signature, algorithm, issuer, expiry, type and claim shape. Any failure is one catalog error:
- * AUTH_003 for access tokens, AUTH_006 for refresh tokens (DECISIONS section 1).
+ * AUTH_003 for access tokens, AUTH_006 for refresh tokens.
  */
 export function verifyToken(jwt: JWT, token: string, type: TokenType): TokenClaims {
   const failure = type === 'access' ? 'AUTH_003' : 'AUTH_006'

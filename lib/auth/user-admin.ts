@@ -28,7 +28,7 @@ export interface UserAdminDeps {
 // Owners exist only with their tenant (POST /v1/register/owner), which also writes the owner directory.
 export const CREATABLE_ROLES: readonly CreatableRole[] = ['MANAGER', 'INSTRUCTOR', 'STUDENT']
 
-// SPEC Limits: name max 100, userLoginId max 50; counted in characters like the varchar columns.
+// name max 100, userLoginId max 50 (docs/api.md#login-ids-and-names); counted in characters like the varchar columns.
 const NAME_MAX = 100
 const LOGIN_ID_MAX = 50
 

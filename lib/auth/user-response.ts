@@ -10,7 +10,7 @@ export const UserResponseSchema = Type.Object({
   userLoginId: Type.String(),
   name: Type.String(),
   phone: Nullable(Type.String()),
-  // SPEC keeps this field as the login identity, not a verified e-mail address.
+  // The login identity under a legacy name, not a verified e-mail address (docs/api.md#tenants-and-owners).
   email: Type.String(),
   role: RoleSchema,
   tenantSlug: Type.String(),

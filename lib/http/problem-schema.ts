@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 
-/** The RFC 9457 body every error response carries (DECISIONS section 1). */
+/** The RFC 9457 body every error response carries (docs/api.md#problem-body). */
 export const ProblemSchema = Type.Object(
   {
     type: Type.String(),

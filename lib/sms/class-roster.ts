@@ -12,7 +12,7 @@ export interface RosterRecipient {
 }
 
 /**
- * DECISIONS section 8: the one way class sends read the academy's class module. The module may replace the
+ * The one way class sends (docs/api.md#class-sends) read the academy's class module. The module may replace the
  * Kysely implementation (db/repos/class-roster.ts) with its own; callers depend only on this shape.
  */
 export interface ClassRoster {

@@ -16,7 +16,7 @@ import { estimateMessage, inferRecipientType } from './sizing.js'
 export interface SendSettings {
   provider: Env['SVC_SMS_PROVIDER']
   prices: { sms: number; lms: number }
-  /** Recipients per tenant per UTC day; 0 = unlimited (DECISIONS 9). */
+  /** Recipients per tenant per UTC day; 0 = unlimited. */
   dailyRecipients: number
 }
 
@@ -48,7 +48,7 @@ export interface CreatedMessage {
 }
 
 /**
- * SPEC Behavior rule 1: the live provider sends only from an APPROVED number; the mock needs none. Either way
+ * The live provider sends only from an APPROVED number; the mock needs none. Either way
  * the tenant's number, when it has one, is stored on the message at creation.
  */
 async function senderNumberFor(trx: TenantTx, provider: SendSettings['provider']): Promise<string | null> {

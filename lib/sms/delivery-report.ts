@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js'
 
 /**
- * Parses the provider's delivery-report webhook body (PROVIDER.md "Delivery reports"). The provider retries a
+ * Parses the provider's delivery-report webhook body (docs/provider.md#report-format). The provider retries a
  * whole batch until it gets 200, so one bad element must not fail the others: each element parses on its own
  * and a bad one becomes `{ok: false, reason}` for the caller to count as ignored.
  */
@@ -20,7 +20,7 @@ export interface DeliveryReport {
 export type ParsedDeliveryReport = { ok: true; report: DeliveryReport } | { ok: false; reason: string }
 
 const DIGITS = /^\d{1,15}$/
-/** Provider ids are 32 characters (PROVIDER.md); the columns hold 64. Status codes are 4 (columns: 10). */
+/** Provider ids are 32 characters; the columns hold 64. Status codes are 4 (columns: 10). */
 const MAX_PROVIDER_ID = 64
 const MAX_STATUS_CODE = 10
 
@@ -68,7 +68,7 @@ export function parseDeliveryReport(item: unknown): ParsedDeliveryReport {
   if (recipientIndex === null) return { ok: false, reason: 'customFields.svcRecipient is not a non-negative integer' }
   const statusCode = statusCodeOf(data.statusCode)
   if (statusCode === null) return { ok: false, reason: 'statusCode missing' }
-  // Longer than anything the provider sends or the columns hold: this entry alone is bad (DECISIONS 9).
+  // Longer than anything the provider sends or the columns hold: this entry alone is bad.
   if (statusCode.length > MAX_STATUS_CODE) return { ok: false, reason: 'statusCode too long' }
   const messageId = optionalText(data.messageId)
   const groupId = optionalText(data.groupId)
@@ -91,7 +91,7 @@ export function parseDeliveryReport(item: unknown): ParsedDeliveryReport {
   }
 }
 
-/** Throws VALIDATION_FAILED only when the body is not an array (DECISIONS 5); never for a bad element. */
+/** Throws VALIDATION_FAILED only when the body is not an array; never for a bad element. */
 export function parseDeliveryReports(body: unknown): ParsedDeliveryReport[] {
   if (!Array.isArray(body)) throw new AppError('VALIDATION_FAILED', 'body must be a JSON array')
   return body.map(parseDeliveryReport)

@@ -1,4 +1,4 @@
-/** Recipient delivery states and the message status they add up to (PROVIDER.md "Status codes", DECISIONS 5-6). */
+/** Recipient delivery states and the message status they add up to (docs/api.md#delivery-status). */
 
 export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED'
 export type FinalDeliveryStatus = 'DELIVERED' | 'FAILED' | 'CANCELLED'
@@ -20,7 +20,7 @@ export function isFinalDeliveryStatus(status: DeliveryStatus): status is FinalDe
 /**
  * The status a recipient moves to when `incoming` is reported while it is `current`, or null when the report
  * changes nothing. The first final status wins and nothing goes back to PENDING or DISPATCHED, so repeated and
- * out-of-order provider reports are harmless (DECISIONS 5).
+ * out-of-order provider reports are harmless.
  */
 export function nextDeliveryStatus(current: DeliveryStatus, incoming: DeliveryStatus): DeliveryStatus | null {
   if (isFinalDeliveryStatus(current) || incoming === current || incoming === 'PENDING') return null

@@ -10,7 +10,7 @@ const NullableString = Nullable(Type.String())
 const NullableInteger = Nullable(Type.Integer())
 
 /**
- * SPEC "Recipient" response: the phone is always masked (`010-****-5678`). `deliveryStatus` is null for group
+ * A recipient in answers: the phone is always masked (`010-****-5678`). `deliveryStatus` is null for group
  * members, which are an address book, not deliveries.
  */
 export const RecipientResponseSchema = Type.Object({
@@ -23,7 +23,7 @@ export const RecipientResponseSchema = Type.Object({
 })
 export type RecipientResponse = Static<typeof RecipientResponseSchema>
 
-/** SPEC "SMS message"; the response schema also guarantees no dispatch internals are ever serialised. */
+/** A message in answers; the response schema also guarantees no dispatch internals are ever serialised. */
 export const MessageResponseSchema = Type.Object({
   id: Type.Integer(),
   senderId: Type.Integer(),
@@ -63,7 +63,7 @@ export function toRecipientResponse(recipient: StoredRecipient & { deliveryStatu
   }
 }
 
-/** The content is returned exactly as stored: placeholders unrendered (SPEC Behavior rule 6). */
+/** The content is returned exactly as stored: placeholders unrendered. */
 export function toMessageResponse(message: MessageRecord, recipients: readonly RecipientRecord[]): MessageResponse {
   return {
     id: message.id,

@@ -45,8 +45,8 @@ export function formatHyphenated(digits: string): string {
 }
 
 /**
- * First 3 digits, `-****-`, last 4 (DECISIONS 6), for every number. Fewer than 8 digits would show almost all
- * of it, so such a value is masked completely.
+ * First 3 digits, `-****-`, last 4 (docs/api.md#phone-numbers), for every number. Fewer than 8 digits would show
+ * almost all of it, so such a value is masked completely.
  */
 export function maskPhone(digits: string): string {
   const clean = digits.replace(/\D/g, '')

@@ -6,7 +6,7 @@ import type { StoredRecipient } from './recipients.js'
 
 const Time = Type.String({ format: 'date-time' })
 
-/** DECISIONS section 6: the list view, with no phone data at all. */
+/** The list view, with no phone data at all. */
 export const GroupSummarySchema = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
@@ -17,7 +17,7 @@ export const GroupSummarySchema = Type.Object({
 })
 export type GroupSummary = Static<typeof GroupSummarySchema>
 
-/** SPEC "Recipient group": the summary plus the members, phones masked. */
+/** A group: the summary plus the members, phones masked. */
 export const GroupResponseSchema = Type.Object({
   ...GroupSummarySchema.properties,
   recipients: Type.Array(RecipientResponseSchema),

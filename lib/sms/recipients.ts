@@ -2,10 +2,10 @@ import { AppError } from '../errors.js'
 import { normalizePhone } from './phone.js'
 import { renderContent } from './sizing.js'
 
-/** DECISIONS section 1: more than this many recipients in one send (or one group) is TOO_MANY_RECIPIENTS. */
+/** More than this many recipients in one send (or one group) is TOO_MANY_RECIPIENTS. */
 export const MAX_RECIPIENTS = 10_000
 
-/** A recipient as a client writes it (SPEC "Recipient (request)"). */
+/** A recipient as a client writes it. */
 export interface RecipientInput {
   phone: string
   name?: string | null
@@ -58,7 +58,7 @@ export function normalizeRecipients(
 }
 
 /**
- * DECISIONS 9: within one send, recipients with the same stored phone and the same rendered text are one
+ * Within one send (docs/api.md#deduplication), recipients with the same stored phone and the same rendered text are one
  * recipient (the first keeps its fields and its place); the same phone with another rendering (siblings named
  * differently) stays. One pass with a hash set, no per-recipient query; content without placeholders renders the
  * same for everyone, so then only the phone counts.

@@ -2,7 +2,7 @@ import { AppError } from '../errors.js'
 
 /**
  * The instant a scheduled send is due, or null for an immediate one. It must be strictly in the future on the
- * service's clock (DECISIONS section 1): "now" is already too late, because the scheduler would treat it as
+ * service's clock: "now" is already too late, because the scheduler would treat it as
  * an immediate send that cannot be cancelled any more.
  */
 export function parseScheduledAt(value: string | null | undefined, now: number = Date.now()): Date | null {

@@ -10,7 +10,7 @@ export interface ResolvedRecipients {
 }
 
 /**
- * SPEC Behavior rule 2: inline recipients XOR a group. A group is found only among the caller's own groups,
+ * Inline recipients XOR a group. A group is found only among the caller's own groups,
  * and its stored members (normalised when the group was made) become the message's recipients.
  */
 export async function directOrGroupRecipients(
@@ -33,7 +33,7 @@ export async function directOrGroupRecipients(
 }
 
 /**
- * DECISIONS section 8: every ACTIVE enrolment with a guardian phone, addressed to the guardian under the
+ * Every ACTIVE enrolment with a guardian phone, addressed to the guardian under the
  * student's name. A guardian phone that is not a valid number refuses the whole send (INVALID_PHONE_NUMBER,
  * naming the student) rather than silently leaving that family out.
  */

@@ -5,7 +5,7 @@ import { formatHyphenated } from './phone.js'
 
 const NullableTime = Nullable(Type.String({ format: 'date-time' }))
 
-/** SPEC "Sender setting": the settings view (OWNER GET/PUT and the internal approval answer). */
+/** The sender setting as the settings view shows it (OWNER GET/PUT and the internal approval answer). */
 export const SenderSettingSchema = Type.Object({
   id: Nullable(Type.Integer()),
   provider: Type.String(),
@@ -29,8 +29,8 @@ export type SenderSettingStatus = Static<typeof SenderSettingStatusSchema>
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null
 
 /**
- * No row is the synthetic NOT_CONFIGURED setting. `provider` always names the live provider (DECISIONS
- * section 5), mock deployments included, because rows only ever belong to it.
+ * No row is the synthetic NOT_CONFIGURED setting. `provider` always names the live provider,
+ * mock deployments included, because rows only ever belong to it.
  */
 export function toSenderSetting(record: SenderSettingRecord | undefined): SenderSetting {
   if (!record) {

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js'
 
-/** Sizes and prices the way the provider bills (PROVIDER.md "Message types and sizes", DECISIONS 6). */
+/** Sizes and prices the way the provider bills (docs/api.md#message-type-and-price). */
 
 export const SMS_MAX_BYTES = 90
 export const LMS_MAX_BYTES = 2000
@@ -104,7 +104,7 @@ export function estimateMessage(
   // Every rendering is at least the fixed part, which is also the answer when there are no recipients.
   let maxBytes = fixedBytes
   let longestIndex: number | null = null
-  // DECISIONS 9: a rendering with a character outside EUC-KR (emoji) is never SMS. The placeholders are ASCII,
+  // A rendering with a character outside EUC-KR (emoji) is never SMS. The placeholders are ASCII,
   // so checking the content once and each inserted value once covers every rendering.
   let eucKr = isEucKrText(content)
   for (const [index, recipient] of recipients.entries()) {
@@ -135,7 +135,7 @@ export function estimateMessage(
   return { messageType, estimatedSegments: recipientCount, unitPrice, totalPrice: unitPrice * recipientCount, maxBytes }
 }
 
-/** DECISIONS 6: the recipients' common role, or CUSTOM when they are mixed, blank or absent. */
+/** The recipients' common role, or CUSTOM when they are mixed, blank or absent. */
 export function inferRecipientType(recipients: readonly { recipientRole?: string | null }[]): string {
   const first = recipients[0]?.recipientRole
   if (!first || first.trim() === '') return 'CUSTOM'

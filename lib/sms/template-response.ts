@@ -6,7 +6,7 @@ export const TEMPLATE_CATEGORIES = ['GENERAL', 'ATTENDANCE', 'PAYMENT', 'EXAM', 
 
 export const TemplateCategorySchema = StringEnum(TEMPLATE_CATEGORIES)
 
-/** SPEC "SMS template" plus DECISIONS section 6: content is returned as stored, never rendered. */
+/** A template (docs/api.md#templates): content is returned as stored, never rendered. */
 export const TemplateSchema = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
@@ -19,7 +19,7 @@ export const TemplateSchema = Type.Object({
 })
 export type Template = Static<typeof TemplateSchema>
 
-/** SPEC "Page response". */
+/** A page (docs/api.md#history-paging-and-sorting). */
 export const TemplatePageSchema = Type.Object({
   items: Type.Array(TemplateSchema),
   page: Type.Integer(),

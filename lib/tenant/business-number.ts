@@ -1,5 +1,5 @@
 /**
- * Korean business registration numbers (사업자등록번호, DECISIONS section 3): written `123-45-67890` or as plain
+ * Korean business registration numbers (사업자등록번호): written `123-45-67890` or as plain
  * digits, stored as the 10 digits. The last digit is a check digit over the first nine.
  */
 

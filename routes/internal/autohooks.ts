@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import { INTERNAL_BODY_LIMIT } from '../../lib/http/body-limits.js'
 
 /**
- * Everything under /internal is an operations call signed over its raw body (DECISIONS section 5): this subtree
- * parses JSON itself to keep those bytes, and a route that forgets the signature flag fails at start-up rather
- * than answering unsigned calls.
+ * Everything under /internal is an operations call signed over its raw body (docs/api.md#signed-internal-calls):
+ * this subtree parses JSON itself to keep those bytes, and a route that forgets the signature flag fails at start-up
+ * rather than answering unsigned calls.
  */
 export default async function signedOnly(app: FastifyInstance): Promise<void> {
   // Operations calls are small; the limit keeps an unauthenticated caller from making the server hash megabytes.

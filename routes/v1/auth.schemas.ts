@@ -5,14 +5,14 @@ import { UNSAFE_TEXT_CLASS } from '../../lib/tenant/identifiers.js'
 // PostgreSQL text cannot hold NUL, and no identifier or name needs a control character: refusing them here keeps
 // such input a 400 instead of a database error.
 const NO_CONTROL = '^[^\\u0000-\\u001f\\u007f]*$'
-// New login ids and names also refuse format (zero-width, bidi) and unassigned characters (DECISIONS 9); login
+// New login ids and names also refuse format (zero-width, bidi) and unassigned characters; login
 // accepts any id that may already exist.
 const NewLoginId = Type.String({ minLength: 1, maxLength: 50, pattern: `^[^\\s${UNSAFE_TEXT_CLASS}]+$` })
 const LoginId = Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$' })
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: `^(?=.*\\S)[^${UNSAFE_TEXT_CLASS}]+$` })
 // The policy (lib/auth/password-policy.ts) judges the content; the schema only bounds the size.
 const NewPassword = Type.String({ minLength: 1, maxLength: 200 })
-// No schema limit: an over-long phone is an invalid phone, INVALID_PHONE_NUMBER like every other (DECISIONS 6).
+// No schema limit: an over-long phone is an invalid phone, INVALID_PHONE_NUMBER like every other.
 const Phone = Type.Union([Type.String(), Type.Null()])
 
 export const StudentRegistrationSchema = Type.Object(

@@ -16,7 +16,7 @@ function expectUnavailable(response: Awaited<ReturnType<FastifyInstance['inject'
 const loginBody = { userLoginId: 'nobody', password: 'Wrong-password-1', customId: 'nowhere' }
 const probe = (app: FastifyInstance, path: string) => app.inject({ method: 'GET', url: `/actuator/health/${path}` })
 
-// DECISIONS 9: a request that hits a time limit, or finds the database unreachable, answers 503 with Retry-After:
+// A request that hits a time limit, or finds the database unreachable, answers 503 with Retry-After:
 // never a hang, never a 500. The database is played by loopback proxies that can stop answering.
 describePostgres('database time limits', () => {
   let signedIn: { bearer: Record<string, string>; name: string; userId: number }

@@ -90,7 +90,7 @@ describe('dispatcher', () => {
     const failed = await messageState(iso.owner, smsId)
     expect(failed).toMatchObject({ status: 'PENDING', dispatchAttempts: 1, claimToken: null })
     expect(failed.lastProviderError).toMatch(/503/)
-    // Backoff (DECISIONS 7): base 30 s plus at most 20 % jitter, so between 30 and 36 s ahead.
+    // Backoff: base 30 s plus at most 20 % jitter, so between 30 and 36 s ahead.
     const delay = failed.nextAttemptAt.getTime() - before
     expect(delay).toBeGreaterThanOrEqual(30_000)
     expect(delay).toBeLessThanOrEqual(37_000)

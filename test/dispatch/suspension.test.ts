@@ -12,7 +12,7 @@ import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js
 const credentials = { apiKey: 'test-key', apiSecret: 'test-secret-value' }
 const silent = pino({ level: 'silent' })
 
-// DECISIONS 9 "Sessions and login": SMS not yet handed to the provider are not dispatched while the tenant is not
+// SMS not yet handed to the provider are not dispatched while the tenant is not
 // ACTIVE or (live provider) its sender is not APPROVED; they stay PENDING and go out once it is again.
 describe('dispatch of a suspended tenant or an unapproved sender', () => {
   let iso: IsolatedDatabase

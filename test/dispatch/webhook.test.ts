@@ -153,7 +153,7 @@ describe('POST /v1/sms/solapi/webhook', () => {
     expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'PARTIAL', successCount: 15, failCount: 5 })
   })
 
-  describe('DECISIONS 9 "Delivery reports"', () => {
+  describe('reports matched to the ids stored per recipient', () => {
     /** A scheduled message still PENDING: never handed to the provider. */
     async function notHandedOver() {
       const tenant = await insertTenantAndSender(iso.owner)

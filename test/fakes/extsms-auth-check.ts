@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
 /**
- * The fake provider's check of `Authorization` (PROVIDER.md "Authentication"), written independently of
+ * The fake provider's check of `Authorization` (docs/provider.md#authentication), written independently of
  * lib/sms/providers/extsms-auth.ts so a bug there cannot hide by being mirrored here.
  */
 

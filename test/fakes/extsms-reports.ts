@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 
-/** Delivery-report webhook bodies as the live provider posts them (PROVIDER.md "Delivery reports"). */
+/** Delivery-report webhook bodies as the live provider posts them (docs/provider.md#report-format). */
 
 export interface ReportableMessage {
   messageId: string

@@ -7,7 +7,7 @@ export { deliveryReport, deliveryReportBody, providerSecretHeader } from './exts
 export type { DeliveryReportOptions, ReportableMessage } from './extsms-reports.js'
 
 /**
- * A loopback fake of the live SMS provider (PROVIDER.md), speaking its real HTTP protocol so the adapter and
+ * A loopback fake of the live SMS provider (docs/provider.md), speaking its real HTTP protocol so the adapter and
  * the dispatcher are tested over a socket. It checks the signature the way the provider does, validates the
  * body, registers messages with generated ids and supports fault injection.
  */

@@ -30,7 +30,7 @@ function problemsOf(source: Record<string, string>): string[] {
 
 const without = (...keys: string[]) => Object.fromEntries(Object.entries(EXTSMS).filter(([key]) => !keys.includes(key)))
 
-describe('SMS provider configuration (SPEC Authentication item 11)', () => {
+describe('SMS provider configuration', () => {
   it('defaults to the mock provider, which needs no credentials', () => {
     expect(loadEnv({}).SVC_SMS_PROVIDER).toBe('mock')
     expect(problemsOf({ SVC_SMS_PROVIDER: 'mock' })).toEqual([])

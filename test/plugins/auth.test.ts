@@ -38,7 +38,7 @@ describe('isAuthSkipped', () => {
     expect(isAuthSkipped(path)).toBe(false)
   })
 
-  it('lists exactly the prefixes of SPEC Authentication item 5', () => {
+  it('lists exactly the prefixes that never read a token', () => {
     expect([...AUTH_SKIP_PREFIXES].sort()).toEqual(['/actuator', '/v1/login', '/v1/oauth2', '/v1/refresh', '/v1/register'])
   })
 })

@@ -29,7 +29,7 @@ const openApiPath = (url: string) =>
     .replace(/\*/g, '{*}')
     .replace(/(.)\/$/, '$1')
 
-// The metrics endpoint is operations plumbing, deliberately left out of the document (DECISIONS 9).
+// The metrics endpoint is operations plumbing, deliberately left out of the document.
 const isDocsRoute = (url: string) =>
   url === OPENAPI_PATH || url === METRICS_PATH || url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`)
 

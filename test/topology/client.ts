@@ -123,7 +123,7 @@ export async function registerOwner(base: string): Promise<Owner> {
 
 /**
  * Gives the tenant an APPROVED sender number the way operations do: the owner enters it, then the signed internal
- * approval (DECISIONS section 5) records the provider's verification.
+ * approval (docs/api.md#signed-internal-calls) records the provider's verification.
  */
 export async function approveSender(base: string, owner: Owner, senderNumber = '0212345678'): Promise<void> {
   expectStatus(

@@ -269,7 +269,7 @@ async function waitForHealth(instance: Instance): Promise<void> {
   })
 }
 
-/** `/actuator/health/liveness` when the service has it (DECISIONS section 9), else `/actuator/health`. */
+/** `/actuator/health/liveness` when the service has it, else `/actuator/health`. */
 async function chooseHealthPath(instanceUrl: string): Promise<string> {
   const response = await fetch(`${instanceUrl}/actuator/health/liveness`, { signal: AbortSignal.timeout(2000) })
   await response.arrayBuffer()

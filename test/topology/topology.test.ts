@@ -17,9 +17,9 @@ import { waitFor } from './processes.js'
 import { missingPrerequisite, poolMode, startStack, WEBHOOK_TOKEN, type Stack } from './stack.js'
 
 /**
- * The service as it is deployed at scale (DECISIONS section 9): two instances behind HAProxy, both on PostgreSQL
- * through PgBouncer in transaction mode, dispatching to the provider together. Every request goes through HAProxy
- * unless a test needs one instance. The last test kills an instance, so it stays last.
+ * The service as it is deployed at scale (README.md#deploying-poolers-roles-several-instances): two instances behind
+ * HAProxy, both on PostgreSQL through PgBouncer in transaction mode, dispatching to the provider together. Every
+ * request goes through HAProxy unless a test needs one instance. The last test kills an instance, so it stays last.
  */
 
 const SUITE = `topology: two instances behind HAProxy, PgBouncer pool_mode=${poolMode()}`
@@ -331,7 +331,7 @@ describeTopology(SUITE, () => {
     const third = tokensOf(onTwo)
     expect((await call(one.url, 'GET', '/v1/me', { token: third.access })).status).toBe(200)
 
-    // The first token is two rotations old: a reuse (DECISIONS section 2, and outside section 9's grace), which
+    // The first token is two rotations old: a reuse (outside the multi-tab grace), which
     // revokes the session everywhere.
     const reuse = await call(one.url, 'POST', '/v1/refresh', { cookies: { svc_refresh_token: first.refresh } })
     expect({ status: reuse.status, code: reuse.json?.code }).toEqual({ status: 401, code: 'AUTH_016' })
@@ -357,7 +357,7 @@ describeTopology(SUITE, () => {
       replayed: reply.headers.get('idempotent-replayed'),
     }))
     expect(new Set(replies.map((reply) => reply.servedBy)).size).toBe(2)
-    // DECISIONS section 4: the first creates (201); the others answer 409 while it runs, or replay it (201 + header).
+    // The first creates (201); the others answer 409 while it runs, or replay it (201 + header).
     const created = answers.filter((answer) => answer.status === 201 && answer.replayed !== 'true')
     const replayed = answers.filter((answer) => answer.status === 201 && answer.replayed === 'true')
     const inProgress = answers.filter((answer) => answer.status === 409 && answer.code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS')
@@ -405,7 +405,7 @@ describeTopology(SUITE, () => {
     await misconfigured.child.stop('SIGTERM', 5000)
   })
 
-  // Depends on dispatch leases (DECISIONS section 9, SVC_SMS_LEASE_SECONDS=5 here): what the killed instance had
+  // Depends on dispatch leases (SVC_SMS_LEASE_SECONDS=5 here): what the killed instance had
   // claimed but not handed to the provider must be taken over by the survivor within a lease, not after minutes.
   it('loses no message when an instance is killed (kill -9) in the middle of dispatching', async () => {
     const MESSAGES = 12

@@ -31,8 +31,8 @@ function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
 
 /**
  * Applies delivery reports (webhook and mock alike). Each report is matched by tenant slug, message id and
- * recipient index, then checked against the provider message id and group stored for that recipient (DECISIONS 9;
- * a recipient never handed to the provider takes no report); anything unknown,
+ * recipient index, then checked against the provider message id and group stored for that recipient (a recipient
+ * never handed to the provider takes no report; docs/provider.md#matching-reports); anything unknown,
  * mismatching, duplicate or stale is counted as ignored and never touches another row. Reports of one message
  * are applied under that message's row lock, so success and failure counts stay exact under concurrent
  * callbacks, and the first final status of a recipient wins.
@@ -91,7 +91,7 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
   for (const report of reports) {
     const recipient = current.get(report.recipientIndex)
     if (!recipient) continue
-    // DECISIONS 9: matched on the ids stored for this recipient. Never handed over (no provider message id, not in
+    // Matched on the ids stored for this recipient. Never handed over (no provider message id, not in
     // flight): ignored. Another message id, or another group than the call that sent it: ignored.
     if (recipient.providerMessageId) {
       if (report.messageId !== recipient.providerMessageId) continue

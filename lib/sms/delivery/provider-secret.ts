@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 
-/** The X-Provider-Secret the provider sends: lowercase hex SHA-1 of the webhook token (DECISIONS section 5). */
+/** The X-Provider-Secret the provider sends: lowercase hex SHA-1 of the webhook token. */
 export function providerSecretFor(webhookToken: string): string {
   return createHash('sha1').update(webhookToken).digest('hex')
 }

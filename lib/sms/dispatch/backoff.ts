@@ -3,7 +3,7 @@ const MAX_JITTER = 0.2
 
 /**
  * Delay before retry number `attempt` (1 = after the first failure): the base delay, doubling per attempt up to
- * 15 minutes (DECISIONS sections 6 and 7), plus up to 20 % jitter so instances that failed together do not retry
+ * 15 minutes (docs/api.md#dispatch-and-retries), plus up to 20 % jitter so instances that failed together do not retry
  * together. Jitter only lengthens: a retry never comes before the documented delay.
  */
 export function retryDelaySeconds(attempt: number, baseSeconds: number, random: () => number = Math.random): number {

@@ -1,6 +1,6 @@
 import { createHmac, randomInt } from 'node:crypto'
 
-/** The live provider's request signature (PROVIDER.md "Authentication"). */
+/** The live provider's request signature (docs/provider.md#authentication). */
 
 const SALT_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const SALT_LENGTH = 32

@@ -1,6 +1,6 @@
 import type { SendResult } from './provider.js'
 
-/** Turns the provider's HTTP answer into a SendResult (PROVIDER.md "Sending" and its retry rules). */
+/** Turns the provider's HTTP answer into a SendResult (docs/provider.md#answers). */
 
 const MAX_ERROR_LENGTH = 500
 

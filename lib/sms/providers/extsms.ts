@@ -3,7 +3,7 @@ import { assertSendable, sendBody } from './extsms-request.js'
 import { classifyResponse } from './extsms-response.js'
 import type { SendResult, SmsProvider } from './provider.js'
 
-/** The live provider adapter (PROVIDER.md): one signed HTTP call per send, classified into a SendResult. */
+/** The live provider adapter (docs/provider.md): one signed HTTP call per send, classified into a SendResult. */
 
 export const EXTSMS_SEND_PATH = '/messages/v4/send-many/detail'
 

@@ -3,8 +3,9 @@ import type { SendRequest, SendResult, SmsProvider } from './provider.js'
 import { providerStyleId } from './provider-ids.js'
 
 /**
- * The default provider (DECISIONS section 6): accepts every message and reports every recipient DELIVERED at
- * once. Its reports are applied by the same function the webhook uses, so the mock exercises the real path.
+ * The default provider (docs/provider.md#the-mock-provider): accepts every message and reports every recipient
+ * DELIVERED at once. Its reports are applied by the same function the webhook uses, so the mock exercises the real
+ * path.
  */
 export function createMockProvider(): SmsProvider {
   return {

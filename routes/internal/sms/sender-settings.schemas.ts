@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 export const ApprovalParamsSchema = Type.Object({ tenantSlug: Type.String({ minLength: 1, maxLength: 63 }) })
 
 // registrationStatus is anything here, absent included: a value other than APPROVED or REJECTED is
-// APPROVAL_STATUS_INVALID (DECISIONS section 1), not a generic schema failure.
+// APPROVAL_STATUS_INVALID, not a generic schema failure.
 export const ApprovalBodySchema = Type.Object(
   {
     registrationStatus: Type.Optional(Type.Unknown({ description: 'APPROVED or REJECTED; anything else APPROVAL_STATUS_INVALID' })),

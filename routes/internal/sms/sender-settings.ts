@@ -13,7 +13,7 @@ function decisionOf(body: ApprovalBody): ApprovalDecision {
   return { status: 'REJECTED', reason }
 }
 
-// SPEC Behavior rule 9: registration with the provider is manual; an operator records its outcome here.
+// Registration with the provider is manual; an operator records its outcome here.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/sender-settings/:tenantSlug/approval',

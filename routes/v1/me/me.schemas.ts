@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { UNSAFE_TEXT_CLASS } from '../../../lib/tenant/identifiers.js'
 
-// SPEC Limits: name max 100. Not blank; no control, format (zero-width, bidi) or unassigned characters (DECISIONS 9).
+// Name max 100, not blank; no control, format (zero-width, bidi) or unassigned characters.
 // The phone (stored as at most 11 national digits) has no schema limit: an over-long one is an invalid phone,
-// INVALID_PHONE_NUMBER like every other (DECISIONS 6), judged by lib/auth/optional-phone.ts.
+// INVALID_PHONE_NUMBER like every other, judged by lib/auth/optional-phone.ts.
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: `^(?=.*\\S)[^${UNSAFE_TEXT_CLASS}]+$` })
 const Phone = Type.Union([Type.String(), Type.Null()], {
   description: 'null or blank clears the phone; anything else must be a valid number (INVALID_PHONE_NUMBER)',

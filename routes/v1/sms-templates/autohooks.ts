@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { wellFormedJson } from '../../../lib/text/well-formed.js'
 import { STAFF_ROLES } from '../../../plugins/auth.js'
 
-// SPEC Authentication item 6: everything under /v1/sms-templates is for staff (OWNER, MANAGER, INSTRUCTOR).
+// Everything under /v1/sms-templates is for staff (OWNER, MANAGER, INSTRUCTOR).
 export default async function staffOnly(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', app.requireRoles(STAFF_ROLES))
   // Before validation and every handler: what is validated, stored and echoed is the same text (finding 9b).

@@ -26,7 +26,7 @@ import {
 const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema }
 const targetErrors = { ...errors, 404: ProblemSchema }
 
-/** DECISIONS section 6: the creator, an OWNER or a MANAGER may change or delete a template. */
+/** The creator, an OWNER or a MANAGER may change or delete a template. */
 function editorOf(identity: Identity): TemplateEditor {
   return { userId: identity.userId, anyTemplate: identity.role === 'OWNER' || identity.role === 'MANAGER' }
 }
@@ -62,7 +62,7 @@ async function whyUntouched(trx: TenantTx, id: number, editor: TemplateEditor, s
   throw new AppError('VERSION_CONFLICT', `The template is at version ${guard.version}, not ${sentVersion}.`)
 }
 
-// Staff only (autohooks.ts). No idempotency keys here: SPEC behaviour rule 7 leaves templates out.
+// Staff only (autohooks.ts). No idempotency keys here: a retried create makes a second template.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/',

@@ -17,7 +17,7 @@ import { parseHistorySort } from '../../../lib/sms/history-sort.js'
 import { MessageResponseSchema, toMessageResponse } from '../../../lib/sms/message-response.js'
 import { HistoryQuerySchema, IdParamsSchema } from './sms.schemas.js'
 
-/** DECISIONS section 6: list items carry the content cut to its first 80 characters. */
+/** List items carry the content cut to its first 80 characters. */
 const PREVIEW_CHARACTERS = 80
 
 const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema }
@@ -31,7 +31,7 @@ const PageSchema = Type.Object({
   hasNext: Type.Boolean(),
 })
 
-/** SPEC Behavior rules 5-6: OWNER and MANAGER act tenant-wide; an INSTRUCTOR only on their own messages. */
+/** OWNER and MANAGER act tenant-wide; an INSTRUCTOR only on their own messages (docs/api.md#roles). */
 function scopeOf(request: FastifyRequest): MessageScope {
   const identity = request.identity!
   return identity.role === 'INSTRUCTOR' ? { senderId: identity.userId } : {}
@@ -47,7 +47,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       const pageRange = { offset: page * size, limit: size }
       const { itemsJson, total } = await listHistoryPage(request.db, filter, parseHistorySort(sort), pageRange, PREVIEW_CHARACTERS)
       const totalPages = Math.ceil(total / size)
-      // The items arrive as JSON text in PageSchema's item shape (recipients empty, SPEC Behavior rule 6).
+      // The items arrive as JSON text in PageSchema's item shape (recipients empty).
       return sendJsonText(
         reply,
         `{"items":${itemsJson},"page":${page},"perPage":${size},"total":${total},"totalPages":${totalPages},"hasNext":${page + 1 < totalPages}}`,
@@ -78,7 +78,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         throw new AppError(visible ? 'SMS_NOT_CANCELLABLE' : 'SMS_NOT_FOUND')
       }
       const cancelledRecipients = await cancelPendingRecipients(request.db, cancelled.id)
-      // DECISIONS 9: cancelling gives the recipients back to the day the message was accepted on.
+      // Cancelling gives the recipients back to the day the message was accepted on.
       await releaseDailyRecipients(request.db, request.identity!.tenantId, cancelled.createdAt, cancelledRecipients)
       return toMessageResponse(cancelled, await listRecipients(request.db, cancelled.id))
     },

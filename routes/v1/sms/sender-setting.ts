@@ -13,7 +13,7 @@ import { PutSenderSettingBodySchema } from './sender-setting.schemas.js'
 
 const errors = { 401: ProblemSchema, 403: ProblemSchema }
 
-// SPEC Authentication item 6: the number and its review are the OWNER's; every staff member may see the status.
+// The number and its review are the OWNER's; every staff member may see the status.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sender-setting',

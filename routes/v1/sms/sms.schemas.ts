@@ -13,7 +13,7 @@ export const ClassParamsSchema = Type.Object({ classId: PathIdSchema })
 export const IdempotencyHeadersSchema = Type.Object({ 'idempotency-key': Type.Optional(Type.String()) })
 
 // Field sizes follow the columns. The phone has no schema limit: lib/sms/phone.ts judges it, an over-long one
-// included, so every bad phone answers INVALID_PHONE_NUMBER with its index (DECISIONS 6); the body limit bounds it.
+// included, so every bad phone answers INVALID_PHONE_NUMBER with its index; the body limit bounds it.
 export const RecipientSchema = Type.Object(
   {
     phone: Type.String(),
@@ -55,7 +55,7 @@ export type CreateGroupBody = Static<typeof CreateGroupBodySchema>
 
 export const SMS_STATUSES = ['PENDING', 'DISPATCHED', 'SENT', 'FAILED', 'PARTIAL', 'CANCELLED'] as const
 
-/** `field` or `field,asc|desc` over the allowed fields (DECISIONS section 6); anything else is VALIDATION_FAILED. */
+/** `field` or `field,asc|desc` over the allowed fields; anything else is VALIDATION_FAILED. */
 export const HISTORY_SORT_PATTERN = '^(createdAt|sentAt|status)(,([aA][sS][cC]|[dD][eE][sS][cC]))?$'
 
 export const HistoryQuerySchema = Type.Object({

@@ -8,7 +8,7 @@ import { AppError } from '../../../lib/errors.js'
 
 const WebhookResultSchema = Type.Object({ processed: Type.Integer(), ignored: Type.Integer() })
 
-// The provider's delivery reports (PROVIDER.md). Not a staff route: it authenticates with X-Provider-Secret.
+// The provider's delivery reports (docs/provider.md#delivery-reports). Not a staff route: X-Provider-Secret instead.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/solapi/webhook',

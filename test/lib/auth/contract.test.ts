@@ -78,7 +78,7 @@ async function registeredOwner() {
   return { ...user, userLoginId, password, access: cookie(response, 'svc_access_token'), refresh: cookie(response, 'svc_refresh_token') }
 }
 
-/** The contract exactly as SPEC ("In-process contract for other modules") writes it; a module coded against it. */
+/** The call shapes other modules use (README.md#in-process-auth-contract); a module coded against them. */
 interface SpecContract {
   validateToken(token: string): Promise<unknown>
   getUserInfo(token: string): Promise<{ id: number; email: string; name: string; role: string; tenantSlug: string; tenantId: number }>
@@ -94,8 +94,8 @@ interface SpecContract {
   getAvatarSeeds(userIds: number[]): Promise<Map<number, string>>
 }
 
-describe("authContract with SPEC's call shapes", () => {
-  it('serves a module written against SPEC once bound to a tenant context (DECISIONS 3)', async () => {
+describe('authContract with the call shapes other modules use', () => {
+  it('serves a module written against those call shapes once bound to a tenant context', async () => {
     const tenant = await createTenant()
     const spec: SpecContract = contract().forTenant(tenant.id)
 
@@ -196,7 +196,7 @@ describe('authContract.createUser', () => {
 
   it('refuses OWNER, a blank name, an invalid or over-long phone and an unknown tenant with catalog errors', async () => {
     const tenant = await createTenant()
-    // SPEC's role parameter names every role; OWNER is refused at run time (owners come with their tenant).
+    // The role parameter names every role; OWNER is refused at run time (owners come with their tenant).
     await expectAppError(contract().createUser('Owner', null, 'OWNER', tenant.id), 'VALIDATION_FAILED')
     await expectAppError(contract().createUser('  ', null, 'STUDENT', tenant.id), 'VALIDATION_FAILED')
     await expectAppError(contract().createUser('x'.repeat(101), null, 'STUDENT', tenant.id), 'VALIDATION_FAILED')

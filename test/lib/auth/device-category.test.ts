@@ -50,7 +50,7 @@ describe('deviceCategory', () => {
       ['iPhone Safari', 'MOBILE', UA.iphone],
       ['iPad Safari, despite its Mobile token', 'TABLET', UA.ipad],
       ['Android phone Chrome', 'MOBILE', UA.androidPhone],
-      // DECISIONS 2 literally: no "tablet" and no "mobile" in it, so WEB (a tablet app sends the header instead).
+      // The rule literally: no "tablet" and no "mobile" in it, so WEB (a tablet app sends the header instead).
       ['Android tablet Chrome, which omits Mobile', 'WEB', UA.androidTablet],
       ['Firefox on an Android tablet', 'TABLET', UA.firefoxAndroidTablet],
       ['Firefox on an Android phone', 'MOBILE', UA.firefoxAndroidPhone],

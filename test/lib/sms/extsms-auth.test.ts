@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { authorizationHeader, randomSalt, signature } from '../../../lib/sms/providers/extsms-auth.js'
 
 describe('extsms authorization header', () => {
-  it('matches the PROVIDER.md test vector', () => {
+  it('matches the test vector of docs/provider.md', () => {
     expect(signature('testSecret', '2025-09-14T12:34:56Z', 'Abc123XYZ789abcdEFGHijklMNOPqr')).toBe(
       '69607016f2059c0bcb97954551ec3a03323ada290e6c98ed1d15b0f34d51b1a1',
     )

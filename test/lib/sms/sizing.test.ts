@@ -94,7 +94,7 @@ describe('estimateMessage', () => {
     expect(estimateMessage('가'.repeat(46), [{}], prices)).toMatchObject({ messageType: 'LMS', maxBytes: 92 })
   })
 
-  it('counts an emoji as 2 bytes (and never as SMS, DECISIONS 9)', () => {
+  it('counts an emoji as 2 bytes (and never as SMS)', () => {
     expect(estimateMessage(`${'a'.repeat(88)}😀`, [{}], prices)).toMatchObject({ messageType: 'LMS', maxBytes: 90 })
     expect(estimateMessage(`${'a'.repeat(89)}😀`, [{}], prices)).toMatchObject({ messageType: 'LMS', maxBytes: 91 })
   })
@@ -183,7 +183,7 @@ describe('inferRecipientType', () => {
   })
 })
 
-describe('isEucKrText and the SMS/LMS choice (DECISIONS 9)', () => {
+describe('isEucKrText and the SMS/LMS choice', () => {
   it('accepts ASCII, KS X 1001 Hangul and symbols, and refuses emoji and lone surrogates', async () => {
     const { isEucKrText } = await import('../../../lib/sms/sizing.js')
     expect(isEucKrText('hello 안녕하세요 ※★')).toBe(true)

@@ -71,7 +71,7 @@ describe('auth cookies and token claims', () => {
   }
 
   describe('cookies', () => {
-    it('sets both cookies with the default attributes of DECISIONS section 2', async () => {
+    it('sets both cookies with the default attributes', async () => {
       const { response, accessToken, refreshToken } = await signIn(app)
       expect(setCookies(response)).toEqual({
         svc_access_token: {
@@ -140,7 +140,7 @@ describe('auth cookies and token claims', () => {
   })
 
   describe('claims', () => {
-    it('gives the access token exactly the SPEC claims plus sid, signed HS256 with the configured secret', async () => {
+    it('gives the access token exactly the documented claims, signed HS256 with the configured secret', async () => {
       const { accessToken, tenant, userId } = await signIn(app)
       const [header] = accessToken.split('.')
       expect(JSON.parse(Buffer.from(header!, 'base64url').toString())).toEqual({ alg: 'HS256', typ: 'JWT' })

@@ -6,7 +6,7 @@ import { itPostgres, useTestApp } from '../../helper.js'
 import { recordStatements, RUNTIME_BEGIN } from '../../statement-recorder.js'
 
 describe('POST /v1/refresh cost', () => {
-  // Reuse without the grace of DECISIONS 9 (refresh-grace.test.ts), so a replay is reuse at once.
+  // Reuse without the multi-tab grace (refresh-grace.test.ts), so a replay is reuse at once.
   const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '0' })
   afterEach(() => {
     vi.restoreAllMocks()

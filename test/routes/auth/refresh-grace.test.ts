@@ -4,7 +4,7 @@ import { createTenant, owner } from '../../fixtures.js'
 import { itConcurrent, useTestApp } from '../../helper.js'
 
 // Issue 16, finding 3 (finding 8 of the first round): two tabs refreshing at once signed the user out, because the
-// loser presented the token the winner had just replaced. DECISIONS 9: within SVC_REFRESH_REUSE_GRACE_SECONDS of
+// loser presented the token the winner had just replaced. Now, within SVC_REFRESH_REUSE_GRACE_SECONDS of
 // the rotation, that token answers 200 with the session's current pair.
 describe('POST /v1/refresh reuse grace', () => {
   const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '10' })

@@ -13,7 +13,7 @@ import { createTenant, owner } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
 
 describe('POST /v1/refresh', () => {
-  // DECISIONS section 2 to the letter; the reuse grace of section 9 is covered in refresh-grace.test.ts.
+  // Rotation and reuse as docs/api.md#refresh describes them; the reuse grace is covered in refresh-grace.test.ts.
   const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '0' })
 
   async function signedIn(extras: { userAgent?: string } = {}) {

@@ -87,7 +87,7 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
     expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
   })
 
-  // DECISIONS 1: a status that is not APPROVED or REJECTED, absent or of another type included.
+  // APPROVAL_STATUS_INVALID: a status that is not APPROVED or REJECTED, absent or of another type included.
   it.each([
     ['no registrationStatus', { rejectionReason: 'x' }],
     ['an empty body object', {}],

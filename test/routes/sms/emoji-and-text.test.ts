@@ -7,7 +7,7 @@ import { academy } from '../../staff-fixtures.js'
 const LONE_SURROGATE = '\uD83D'
 const REPLACEMENT = '\uFFFD'
 
-describe('POST /v1/sms/send: characters outside EUC-KR (DECISIONS 9)', () => {
+describe('POST /v1/sms/send: characters outside EUC-KR', () => {
   const app = useTestApp()
 
   it('answers, prices and stores a short content with an emoji as LMS', async () => {

@@ -9,7 +9,7 @@ const secondsToNextUtcDay = () => {
   return (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000
 }
 
-describe('per-tenant daily recipient quota (DECISIONS 9)', () => {
+describe('per-tenant daily recipient quota', () => {
   const app = useTestApp({ SVC_SMS_TENANT_DAILY_RECIPIENTS: '5' })
 
   it('answers 429 SMS_QUOTA_EXCEEDED with Retry-After to the next UTC day beyond the quota, and creates nothing', async () => {
@@ -79,7 +79,7 @@ describe('per-tenant daily recipient quota (DECISIONS 9)', () => {
   })
 })
 
-describe('recipients merged within one send (DECISIONS 9)', () => {
+describe('recipients merged within one send', () => {
   const app = useTestApp()
 
   it('merges the same phone with the same rendering, keeps siblings whose rendering differs', async () => {

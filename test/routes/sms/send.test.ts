@@ -159,7 +159,7 @@ describe('POST /v1/sms/send', () => {
     })
   })
 
-  describe('sizing (DECISIONS section 6)', () => {
+  describe('sizing', () => {
     const sizeOf = async (content: string, list = recipients(1)) => {
       const { owner: sender } = await academy(app.current)
       return send(app.current, sender, message({ content, recipients: list }))

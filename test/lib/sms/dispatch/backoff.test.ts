@@ -5,7 +5,7 @@ const lowest = () => 0
 const highest = () => 1 - Number.EPSILON
 
 describe('retryDelaySeconds', () => {
-  it('waits the base delay before the first retry and doubles it per attempt (DECISIONS 7)', () => {
+  it('waits the base delay before the first retry and doubles it per attempt', () => {
     expect([1, 2, 3, 4, 5].map((attempt) => retryDelaySeconds(attempt, 30, lowest))).toEqual([30, 60, 120, 240, 480])
   })
 
