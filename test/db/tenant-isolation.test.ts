@@ -1,3 +1,4 @@
+import { TenantContextMissing } from '../../db/errors.js'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { withTenant, type TenantTx } from '../../db/tenant.js'
@@ -74,7 +75,7 @@ describe('tenant isolation enforced by the database', () => {
         withTenant(app.current.db, bad, async () => {
           touched = true
         }),
-      ).rejects.toMatchObject({ code: 'INTERNAL_ERROR' })
+      ).rejects.toBeInstanceOf(TenantContextMissing)
     }
     expect(touched).toBe(false)
   })
