@@ -126,5 +126,7 @@ begin
   refresh_expires_at := new_refresh_expires_at;
 end
 $$;
-revoke all on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz, boolean, integer) from public;
-grant execute on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid, timestamptz, uuid, timestamptz, timestamptz, boolean, integer) to svc_app;
+revoke all on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid,
+  timestamptz, uuid, timestamptz, timestamptz, boolean, integer) from public;
+grant execute on function svc_rotate_session(bigint, text, uuid, bigint, uuid, uuid,
+  timestamptz, uuid, timestamptz, timestamptz, boolean, integer) to svc_app;
