@@ -1,10 +1,11 @@
--- The session transaction of a login whose password is proven (db/repos/login-session.ts), after its set_config:
--- locks the user (logins and credential changes of one user serialise), forgives the attempt's failure key, and for
--- an ACTIVE user stores an upgraded hash if given, ends the session of the same device category
--- (SESSION_REPLACED_BY_LOGIN: reason kept until its refresh token would have expired, access JTI blacklisted until
--- it expires, row deleted) and stores the new one. Each statement of a plpgsql function reads a fresh snapshot, so
--- after waiting for the lock it sees the session the previous holder stored. A user that is missing or not ACTIVE
--- gets no writes but the forgiveness. SECURITY INVOKER: runs as svc_app, under RLS.
+-- Opens a session, the one way a login (its password proven) and a registration both do it (lib/auth/open-session.ts),
+-- in the caller's tenant transaction after its set_config: locks the user (sign-ins and credential changes of one
+-- user serialise), forgives the login's failure key (a registration passes none), and for an ACTIVE user stores an
+-- upgraded hash if given, ends the session of the same device category (SESSION_REPLACED_BY_LOGIN: reason kept until
+-- its refresh token would have expired, access JTI blacklisted until it expires, row deleted) and stores the new one.
+-- Each statement of a plpgsql function reads a fresh snapshot, so after waiting for the lock it sees the session the
+-- previous holder stored. A user that is missing or not ACTIVE gets no writes but the forgiveness. SECURITY INVOKER:
+-- runs as svc_app, under RLS.
 create or replace function svc_login_open_session(
   login_user_id bigint,
   attempt_scope varchar,
@@ -61,5 +62,7 @@ begin
           new_access_jti, new_access_expires_at, new_refresh_jti, new_refresh_expires_at);
 end
 $$;
-revoke all on function svc_login_open_session(bigint, varchar, varchar, varchar, uuid, varchar, varchar, varchar, uuid, timestamptz, uuid, timestamptz) from public;
-grant execute on function svc_login_open_session(bigint, varchar, varchar, varchar, uuid, varchar, varchar, varchar, uuid, timestamptz, uuid, timestamptz) to svc_app;
+revoke all on function svc_login_open_session(bigint, varchar, varchar, varchar, uuid, varchar,
+  varchar, varchar, uuid, timestamptz, uuid, timestamptz) from public;
+grant execute on function svc_login_open_session(bigint, varchar, varchar, varchar, uuid, varchar,
+  varchar, varchar, uuid, timestamptz, uuid, timestamptz) to svc_app;
