@@ -11,21 +11,21 @@ export interface LoginSessionResult {
 }
 
 /**
- * A proven login's session writes in one round trip (svc_login_open_session): locks the user, forgives the
- * failure key, and for an ACTIVE user stores `upgradedHash` if given and replaces the session of the same device
- * category with `session`. The forgiveness lasts only if the transaction commits, so the caller commits whatever
- * the status.
+ * A sign-in's session writes in one round trip (svc_login_open_session): locks the user, forgives the failure key
+ * (a login's; a registration has none), and for an ACTIVE user stores `upgradedHash` if given and replaces the
+ * session of the same device category with `session`. The forgiveness lasts only if the transaction commits, so a
+ * login commits whatever the status.
  */
 export async function openLoginSession(
   trx: TenantTx,
-  key: FailureKey,
+  key: FailureKey | null,
   upgradedHash: string | null,
   session: Omit<NewSession, 'tenantId'>,
 ): Promise<LoginSessionResult> {
   const { rows } = await sql<LoginSessionResult>`
     select user_role, user_status from svc_login_open_session(
-      ${session.userId}, ${key.scope}, ${key.loginId}, ${upgradedHash}, ${session.sid}, ${session.deviceCategory},
-      ${session.userAgent}, ${session.ipAddress}, ${session.accessJti}, ${session.accessExpiresAt},
-      ${session.refreshJti}, ${session.refreshExpiresAt})`.execute(trx)
+      ${session.userId}, ${key?.scope ?? null}, ${key?.loginId ?? null}, ${upgradedHash}, ${session.sid},
+      ${session.deviceCategory}, ${session.userAgent}, ${session.ipAddress}, ${session.accessJti},
+      ${session.accessExpiresAt}, ${session.refreshJti}, ${session.refreshExpiresAt})`.execute(trx)
   return rows[0]!
 }

@@ -43,10 +43,6 @@ export interface NewSession {
   refreshExpiresAt: Date
 }
 
-export async function insertSession(trx: TenantTx, session: NewSession): Promise<void> {
-  await trx.insertInto('sessions').values(session).execute()
-}
-
 export function listUserSessions(trx: TenantTx, userId: number): Promise<SessionRecord[]> {
   return trx
     .selectFrom('sessions')
@@ -59,7 +55,6 @@ export function listUserSessions(trx: TenantTx, userId: number): Promise<Session
 
 export type SessionSelector =
   | { sid: string; userId?: number }
-  | { userId: number; deviceCategory: DeviceCategory }
   | { userId: number; exceptSid?: string }
 
 /**
@@ -74,7 +69,6 @@ export async function revokeSessions(
   const conditions = [sql`true`]
   if ('sid' in selector) conditions.push(sql`sid = ${selector.sid}::uuid`)
   if ('userId' in selector && selector.userId !== undefined) conditions.push(sql`user_id = ${selector.userId}`)
-  if ('deviceCategory' in selector) conditions.push(sql`device_category = ${selector.deviceCategory}`)
   if ('exceptSid' in selector && selector.exceptSid) conditions.push(sql`sid <> ${selector.exceptSid}::uuid`)
   const { rows } = await sql<{ sid: string }>`
     with ended as (

@@ -4,7 +4,7 @@ import { findCredentialsById, findCredentialsByLoginId } from '../../db/repos/us
 import { withTenant } from '../../db/tenant.js'
 import { AppError } from '../errors.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
-import { openProvenLoginSession } from './login-session.js'
+import { openSession } from './open-session.js'
 import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from './password-hash.js'
 import type { TokenPair } from './tokens.js'
 import { toMinimalUser, type MinimalUser } from './user-response.js'
@@ -84,13 +84,16 @@ export async function login(
   const upgradedHash = needsRehash(credentials.passwordHash, env.SVC_BCRYPT_COST)
     ? await hashPassword(input.password, env.SVC_BCRYPT_COST)
     : null
-  const tokens = await openProvenLoginSession(deps, { userId: credentials.id, tenant, key, upgradedHash }, client).catch(
-    async (error: unknown) => {
-      // A rolled-back session transaction took the forgiveness with it; the password was still proven.
-      await clearLoginFailures(deps.db, key.scope, key.loginId)
-      throw error
-    },
-  )
+  // The session transaction is one statement after its set_config; it commits even for a user no longer ACTIVE, so
+  // that the forgiveness stays.
+  const subject = { userId: credentials.id, tenantId: tenant.id, tenantSlug: tenant.slug }
+  const tokens = await withTenant(deps.db, tenant.id, (trx) =>
+    openSession(trx, deps, subject, client, { key, upgradedHash }),
+  ).catch(async (error: unknown) => {
+    // A rolled-back session transaction took the forgiveness with it; the password was still proven.
+    await clearLoginFailures(deps.db, key.scope, key.loginId)
+    throw error
+  })
   if (!tokens) throw new AppError('AUTH_015')
   return { tokens, user: toMinimalUser(credentials, tenant) }
 }

@@ -1,42 +1,38 @@
 import { randomUUID } from 'node:crypto'
-import { insertSession, revokeSessions } from '../../db/repos/sessions.js'
-import type { Role } from '../../db/schema.js'
+import type { FailureKey } from '../../db/repos/login-admission.js'
+import { openLoginSession } from '../../db/repos/login-session.js'
 import type { TenantTx } from '../../db/tenant.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
-import { issueTokenPair, type TokenPair } from './tokens.js'
+import { planTokenPair, signTokenPair, type TokenPair } from './tokens.js'
 
 /**
- * Starts a session for a user whose row the caller has locked (so two logins of one user serialise): the
- * earlier session of the same device category is revoked first (SESSION_REPLACED_BY_LOGIN, reason stored before
- * the row goes), then the new one is stored with the JTIs of its fresh token pair.
+ * Signs a user in, the one way a login and a registration both do it: one statement in the caller's tenant
+ * transaction (svc_login_open_session) locks the user row (so two sign-ins of one user serialise), forgives the
+ * login's failure key, replaces the session of the same device category (SESSION_REPLACED_BY_LOGIN) and stores the
+ * new one. The token ids are fixed before the call and the tokens signed after it, with the role of the locked row.
+ * Null when that user is gone or not ACTIVE: nothing was stored but the forgiveness, which lasts only if the caller
+ * commits.
  */
 export async function openSession(
   trx: TenantTx,
   deps: Pick<AuthDeps, 'jwt' | 'env'>,
-  subject: { userId: number; tenantId: number; tenantSlug: string; role: Role },
+  subject: { userId: number; tenantId: number; tenantSlug: string },
   client: ClientInfo,
-): Promise<TokenPair> {
-  await revokeSessions(
-    trx,
-    { userId: subject.userId, deviceCategory: client.deviceCategory },
-    'SESSION_REPLACED_BY_LOGIN',
-  )
+  login: { key: FailureKey; upgradedHash: string | null } | null = null,
+): Promise<TokenPair | null> {
   const sid = randomUUID()
-  const tokens = issueTokenPair(deps.jwt, { ...subject, sid }, {
-    accessSeconds: deps.env.SVC_ACCESS_TTL,
-    refreshSeconds: deps.env.SVC_REFRESH_TTL,
-  })
-  await insertSession(trx, {
-    tenantId: subject.tenantId,
+  const planned = planTokenPair({ accessSeconds: deps.env.SVC_ACCESS_TTL, refreshSeconds: deps.env.SVC_REFRESH_TTL })
+  const locked = await openLoginSession(trx, login?.key ?? null, login?.upgradedHash ?? null, {
     sid,
     userId: subject.userId,
     deviceCategory: client.deviceCategory,
     userAgent: client.userAgent?.slice(0, 512) ?? null,
     ipAddress: client.ipAddress?.slice(0, 64) ?? null,
-    accessJti: tokens.access.jti,
-    accessExpiresAt: tokens.access.expiresAt,
-    refreshJti: tokens.refresh.jti,
-    refreshExpiresAt: tokens.refresh.expiresAt,
+    accessJti: planned.access.jti,
+    accessExpiresAt: planned.access.expiresAt,
+    refreshJti: planned.refresh.jti,
+    refreshExpiresAt: planned.refresh.expiresAt,
   })
-  return tokens
+  if (locked.userStatus !== 'ACTIVE' || !locked.userRole) return null
+  return signTokenPair(deps.jwt, { ...subject, role: locked.userRole, sid }, planned)
 }

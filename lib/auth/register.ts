@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { findOwnerEntry, findTenantBySlug, insertOwnerEntry, insertTenant } from '../../db/repos/tenants.js'
 import { insertUser } from '../../db/repos/users.js'
 import type { DB } from '../../db/schema.js'
-import { setTenant, withTenant } from '../../db/tenant.js'
+import { setTenant, withTenant, type TenantTx } from '../../db/tenant.js'
 import { violatedUniqueConstraint } from '../../db/errors.js'
 import { AppError } from '../errors.js'
 import { normalizeBusinessNumber } from '../tenant/business-number.js'
@@ -43,7 +43,7 @@ export async function registerStudent(
         role: 'STUDENT',
         avatarSeed: generateAvatarSeed(),
       })
-      const tokens = await openSession(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug, role: user.role }, client)
+      const tokens = await signInRegistered(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug }, client)
       return { tokens, user: toUserResponse(user, tenant) }
     })
   } catch (error) {
@@ -121,7 +121,20 @@ async function createOwnerTenant(
       avatarSeed: generateAvatarSeed(),
     })
     await insertOwnerEntry(root, { userLoginId: user.userLoginId, tenantId: tenant.id, userId: user.id })
-    const tokens = await openSession(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug, role: 'OWNER' }, client)
+    const tokens = await signInRegistered(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug }, client)
     return { tokens, user: toUserResponse(user, tenant) }
   })
+}
+
+/** The new user's first session, opened the way a login opens one (openSession), in the registration's transaction. */
+async function signInRegistered(
+  trx: TenantTx,
+  deps: AuthDeps,
+  subject: { userId: number; tenantId: number; tenantSlug: string },
+  client: ClientInfo,
+): Promise<TokenPair> {
+  const tokens = await openSession(trx, deps, subject, client)
+  // The user was inserted ACTIVE by this same uncommitted transaction: nobody else can have changed or removed it.
+  if (!tokens) throw new Error('a user registered in this transaction is not ACTIVE')
+  return tokens
 }

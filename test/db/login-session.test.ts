@@ -6,7 +6,7 @@ import { withTenant } from '../../db/tenant.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
 import { useTestApp } from '../helper.js'
 
-describe('svc_login_open_session (the session transaction of a proven login)', () => {
+describe('svc_login_open_session (the session statement of a proven login and of a registration)', () => {
   const app = useTestApp()
 
   function newSession(userId: number, deviceCategory: DeviceCategory = 'WEB') {
@@ -69,6 +69,17 @@ describe('svc_login_open_session (the session transaction of a proven login)', (
       expect(row.passwordHash).not.toBe('not-a-hash')
     },
   )
+
+  it('stores the session and forgives nothing without a failure key (a registration)', async () => {
+    const tenant = await createTenant()
+    const user = await insertUser(tenant)
+    const unrelated = await failingKey(tenant.customId)
+    const session = newSession(user.id)
+    const result = await withTenant(app.current.db, tenant.id, (trx) => openLoginSession(trx, null, null, session))
+    expect(result).toEqual({ userRole: 'STUDENT', userStatus: 'ACTIVE' })
+    expect(await sessionsOf(user.id)).toEqual([{ sid: session.sid, deviceCategory: 'WEB', accessJti: session.accessJti }])
+    expect(await failureRows(unrelated)).toEqual([{ failures: 3 }])
+  })
 
   it('does not see, lock or write for a user of another tenant', async () => {
     const home = await createTenant()

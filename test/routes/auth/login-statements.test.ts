@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, vi } from 'vitest'
-import { insertUserWithPassword, login, registerOwner } from '../../auth-fixtures.js'
+import { insertUserWithPassword, login, registerOwner, registerStudent } from '../../auth-fixtures.js'
 import { createTenant, owner } from '../../fixtures.js'
 import { buildTestApp, itPostgres } from '../../helper.js'
 import { RUNTIME_BEGIN } from '../../statement-recorder.js'
@@ -89,5 +89,19 @@ describe('POST /v1/login statements', () => {
     })
     expect(status).toBe(200)
     expectLoginStatements(sent)
+  })
+
+  itPostgres('opens a registration\'s session with the same statement as a login\'s (one path for both)', async () => {
+    const tenant = await createTenant()
+    let status = 0
+    const sent = await recorded(async () => {
+      status = (await registerStudent(app, tenant.slug)).response.statusCode
+    })
+    expect(status).toBe(201)
+    expect(sent.filter((text) => /svc_login_open_session/.test(text))).toEqual([
+      expect.stringMatching(/^select user_role, user_status from svc_login_open_session\(/),
+    ])
+    // No statement of its own on the sessions table, as the TypeScript copy of these steps used to send.
+    expect(sent.filter((text) => /\bsessions\b/.test(text))).toEqual([])
   })
 })

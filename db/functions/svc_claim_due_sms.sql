@@ -1,0 +1,29 @@
+-- The dispatcher's claim (db/repos/dispatch.ts): due PENDING messages across tenants, SKIP LOCKED so instances never
+-- take the same row, answered as (tenant, id, claim token) only. Held messages (tenant not ACTIVE, live sender not
+-- APPROVED) are filtered out, not claimed; a new claim starts unhanded (handed_over_at null). SECURITY DEFINER:
+-- the runtime role cannot see across tenants.
+create or replace function svc_claim_due_sms(batch_size integer, lease_seconds integer)
+returns table (tenant_id bigint, sms_id bigint, claim_token uuid)
+language sql security definer set search_path = public as $$
+  with due as (
+    select m.tenant_id, m.id
+    from sms_messages m
+    where m.status = 'PENDING' and m.next_attempt_at <= now()
+      and (m.claimed_until is null or m.claimed_until < now())
+      and exists (select 1 from tenants t where t.id = m.tenant_id and t.status = 'ACTIVE')
+      and (m.provider <> 'extsms' or exists (
+        select 1 from sms_sender_settings s
+        where s.tenant_id = m.tenant_id and s.provider = 'extsms' and s.registration_status = 'APPROVED'))
+    order by m.next_attempt_at
+    limit batch_size
+    for update of m skip locked
+  )
+  update sms_messages m
+    set claim_token = gen_random_uuid(), claimed_until = now() + make_interval(secs => lease_seconds),
+        handed_over_at = null
+  from due
+  where m.tenant_id = due.tenant_id and m.id = due.id
+  returning m.tenant_id, m.id, m.claim_token
+$$;
+revoke all on function svc_claim_due_sms(integer, integer) from public;
+grant execute on function svc_claim_due_sms(integer, integer) to svc_app;

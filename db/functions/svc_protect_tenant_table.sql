@@ -1,0 +1,11 @@
+-- Row-level security for one tenant table: enabled, forced (the owner is subject to it too) and the tenant_isolation
+-- policy on app.tenant_id. Every migration that creates a tenant table calls it, so the policy text exists once.
+create or replace function svc_protect_tenant_table(target regclass) returns void language plpgsql as $$
+begin
+  execute format('alter table %s enable row level security', target);
+  execute format('alter table %s force row level security', target);
+  execute format($p$create policy tenant_isolation on %s
+    using (tenant_id = (select nullif(current_setting('app.tenant_id', true), '')::bigint))
+    with check (tenant_id = (select nullif(current_setting('app.tenant_id', true), '')::bigint))$p$, target);
+end
+$$;

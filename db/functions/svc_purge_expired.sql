@@ -1,0 +1,25 @@
+-- The minute purge (plugins/maintenance.ts) of expired rows of every tenant. SECURITY DEFINER because the runtime
+-- role sees one tenant at a time under RLS; it answers a count only.
+create or replace function svc_purge_expired() returns integer
+language plpgsql security definer set search_path = public as $$
+declare
+  purged integer := 0;
+  n integer;
+begin
+  delete from revoked_access_tokens where expires_at < now();
+  get diagnostics n = row_count; purged := purged + n;
+  delete from session_revocations where expires_at < now();
+  get diagnostics n = row_count; purged := purged + n;
+  delete from sessions where refresh_expires_at < now();
+  get diagnostics n = row_count; purged := purged + n;
+  delete from login_failures where updated_at < now() - interval '1 day' and (locked_until is null or locked_until < now());
+  get diagnostics n = row_count; purged := purged + n;
+  delete from rate_limit_windows where window_start < now() - interval '10 minutes';
+  get diagnostics n = row_count; purged := purged + n;
+  delete from idempotency_keys where expires_at < now();
+  get diagnostics n = row_count; purged := purged + n;
+  return purged;
+end
+$$;
+revoke all on function svc_purge_expired() from public;
+grant execute on function svc_purge_expired() to svc_app;
