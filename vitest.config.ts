@@ -16,7 +16,7 @@ export default defineConfig({
         test: {
           name: 'fast',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/topology/**'],
+          exclude: [...configDefaults.exclude, 'test/topology/**', 'test/browser/**'],
           globalSetup: ['test/global-setup.ts'],
         },
       },
@@ -30,6 +30,17 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           testTimeout: 90_000,
           hookTimeout: 90_000,
+        },
+      },
+      {
+        // Headless Chromium against the service listening on loopback, on a test database of its own. Last, alone:
+        // a browser is the heaviest process of the run.
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          globalSetup: ['test/global-setup.ts'],
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -34,8 +34,8 @@ export const EnvSchema = Type.Object({
   ),
   // `false`, a hop count or a comma list of proxy addresses/CIDRs; read with trustProxySetting.
   SVC_TRUST_PROXY: Type.String({ default: 'false', minLength: 1 }),
-  // Browser origins (exact `scheme://host[:port]`, comma list) allowed to send cookie-authenticated changes; read with
-  // corsOriginList. Empty: only the service's own origin.
+  // Browser origins (exact `scheme://host[:port]`, comma list) that get CORS on /v1 and may send cookie-authenticated
+  // changes; read with corsOriginList. Empty: no CORS, and only the service's own origin may change anything.
   SVC_CORS_ORIGINS: Type.String({ default: '' }),
   SVC_MIGRATE_ON_START: Bool(true),
   SVC_JWT_SECRET: Secret(32),

@@ -103,5 +103,6 @@ export default fp(
       if (roles) assertRole(request, roles)
     })
   },
-  { name: 'auth', dependencies: ['env', 'db', 'cookie', 'tenant-tx', 'closing'] },
+  // cors before everything that can refuse a request, so that a listed origin can read the refusal (plugins/cors.ts).
+  { name: 'auth', dependencies: ['env', 'cors', 'db', 'cookie', 'tenant-tx', 'closing'] },
 )

@@ -6,13 +6,11 @@ import { sendProblem, toAppError } from '../lib/http/problem.js'
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 
 /**
- * The methods a known path serves (RFC 9110 section 15.5.6: 405 names them in Allow). OPTIONS never makes a path
- * known: an unknown path stays 404 even where a preflight route matches everything.
+ * The methods a known path serves (RFC 9110 section 15.5.6: 405 names them in Allow). OPTIONS is never one of them:
+ * the catch-all OPTIONS route of plugins/cors.ts answers only preflights from listed origins (404 to anyone else).
  */
 function allowedMethods(app: FastifyInstance, path: string): string[] {
-  const allowed: string[] = METHODS.filter((method) => app.findRoute({ method, url: path }) !== null)
-  if (allowed.length > 0 && app.findRoute({ method: 'OPTIONS', url: path }) !== null) allowed.push('OPTIONS')
-  return allowed
+  return METHODS.filter((method) => app.findRoute({ method, url: path }) !== null)
 }
 
 export default fp(
