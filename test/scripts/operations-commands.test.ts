@@ -64,7 +64,7 @@ describePostgres('operations commands (npm run user:create, migrate, start)', ()
         cpSync(join(root, entry), join(tree, entry), { recursive: true, preserveTimestamps: true })
       }
       const installed = await run('npm', ['ci', '--omit=dev', '--offline', '--no-audit', '--no-fund'], tree)
-      expect(installed, 'npm ci --omit=dev --offline (needs the packages in the local npm cache)').toMatchObject({ code: 0 })
+      expect(installed, `npm ci --omit=dev --offline (needs the packages in the local npm cache): ${installed.stderr.slice(-2000)}`).toMatchObject({ code: 0 })
     }, BUILD_TIMEOUT_MS)
     afterAll(() => rmSync(tree, { recursive: true, force: true }))
 
