@@ -1,5 +1,27 @@
 import { sql } from 'kysely'
-import type { ClassRoster } from '../../lib/sms/class-roster.js'
+import type { TenantTx } from '../tenant.js'
+
+export interface RosterClass {
+  id: number
+  name: string
+}
+
+export interface RosterRecipient {
+  studentId: number
+  name: string
+  guardianPhone: string
+}
+
+/**
+ * The one way class sends (docs/api.md#class-sends) read the academy's class module. The module may replace the
+ * Kysely implementation below with its own; callers (lib/sms/send-recipients.ts) depend only on this shape.
+ */
+export interface ClassRoster {
+  /** The class when it exists in the transaction's tenant. */
+  findClass(trx: TenantTx, classId: number): Promise<RosterClass | undefined>
+  /** Every ACTIVE enrolment with a guardian phone, in a stable order (enrolment order). */
+  activeRecipients(trx: TenantTx, classId: number): Promise<RosterRecipient[]>
+}
 
 /** ClassRoster over the `classes` and `class_enrollments` tables (docs/api.md#class-sends); RLS keeps it in-tenant. */
 export const kyselyClassRoster: ClassRoster = {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { StoredRecipient } from '../../lib/sms/recipients.js'
+import type { StoredRecipient } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
 
 export interface GroupRecord {

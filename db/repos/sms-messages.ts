@@ -1,6 +1,5 @@
 import { sql, type SelectQueryBuilder } from 'kysely'
-import type { StoredRecipient } from '../../lib/sms/recipients.js'
-import type { DB, DeliveryStatus, SmsStatus } from '../schema.js'
+import type { DB, DeliveryStatus, SmsStatus, StoredRecipient } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
 
 /** The public columns of a message; dispatch internals never leave the repository. */

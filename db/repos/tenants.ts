@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
-import { loginIdKey } from '../../lib/tenant/identifiers.js'
+import { loginIdKey } from '../login-key.js'
 import type { DB, TenantStatus } from '../schema.js'
 
 // tenants and owner_directory have no RLS: these functions take the root handle (or any transaction).

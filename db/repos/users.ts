@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { loginIdKey } from '../../lib/tenant/identifiers.js'
+import { loginIdKey } from '../login-key.js'
 import { precompiled } from '../precompiled.js'
 import type { TenantTx } from '../tenant.js'
 import type { Role, UserStatus } from '../schema.js'
