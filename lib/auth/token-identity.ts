@@ -4,7 +4,7 @@ import type { DB } from '../../db/schema.js'
 import { withRequestTransaction } from '../../db/request-transaction.js'
 import type { TenantTx } from '../../db/tenant.js'
 import { catalogErrorFor } from '../catalog-errors.js'
-import type { TokenIdentity, UserInfo } from './contract.js'
+import type { TokenIdentity, UserInfo } from './contract-types.js'
 import { findCurrentUser } from './current-user.js'
 import { verifyToken } from './tokens.js'
 
