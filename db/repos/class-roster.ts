@@ -1,16 +1,12 @@
-import { sql } from 'kysely'
+import { sql, type Selectable } from 'kysely'
+import type { ClassEnrollmentsTable, ClassesTable, UsersTable } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
 
-export interface RosterClass {
-  id: number
-  name: string
-}
+export type RosterClass = Pick<Selectable<ClassesTable>, 'id' | 'name'>
 
-export interface RosterRecipient {
-  studentId: number
-  name: string
-  guardianPhone: string
-}
+/** An enrolment, its student's name, and the guardian phone, never null here (enrolments without one are left out). */
+export type RosterRecipient = Pick<Selectable<ClassEnrollmentsTable>, 'studentId'> &
+  Pick<Selectable<UsersTable>, 'name'> & { guardianPhone: NonNullable<ClassEnrollmentsTable['guardianPhone']> }
 
 /**
  * The one way class sends (docs/api.md#class-sends) read the academy's class module. The module may replace the
