@@ -1,4 +1,5 @@
 import type { Role } from '../../db/schema.js'
+import type { Identity } from './identity.js'
 
 /**
  * The values the in-process contract (contract.ts) takes and returns. They live apart from the contract so that
@@ -6,15 +7,11 @@ import type { Role } from '../../db/schema.js'
  * them; other modules import them from contract.ts.
  */
 
-export interface TokenIdentity {
-  userId: number
-  tenantId: number
-  tenantSlug: string
-  role: Role
-  sid: string
-  jti: string
-  expiresAt: Date
-}
+/**
+ * validateToken's answer: the verified caller (identity.ts) under the names the contract has always published,
+ * `expiresAt` for the access token's expiry and no `authority`, so modules written against it keep working.
+ */
+export type TokenIdentity = Omit<Identity, 'authority' | 'accessExpiresAt'> & { expiresAt: Identity['accessExpiresAt'] }
 
 export interface UserInfo {
   id: number
