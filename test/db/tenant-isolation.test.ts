@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
+import { TenantContextMissing } from '../../db/errors.js'
 import { withTenant, type TenantTx } from '../../db/tenant.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
 import { openTestDatabase, testEnv, useTestApp } from '../helper.js'
@@ -74,7 +75,7 @@ describe('tenant isolation enforced by the database', () => {
         withTenant(app.current.db, bad, async () => {
           touched = true
         }),
-      ).rejects.toMatchObject({ code: 'INTERNAL_ERROR' })
+      ).rejects.toBeInstanceOf(TenantContextMissing)
     }
     expect(touched).toBe(false)
   })

@@ -1,6 +1,7 @@
 import pino from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgres, type Database } from '../../db/database.js'
+import { TenantContextMissing } from '../../db/errors.js'
 import { claimDueMessages } from '../../db/repos/dispatch.js'
 import { createDispatcher, type Dispatcher } from '../../lib/sms/dispatch/dispatcher.js'
 import { createExtSmsProvider } from '../../lib/sms/providers/extsms.js'
@@ -194,7 +195,7 @@ describe('dispatcher', () => {
     let sends = 0
     const counting: SmsProvider = { name: 'extsms', send: async () => { sends++; return { kind: 'retryable', error: 'x' } } }
     for (const tenantId of [0, Number.NaN, null as unknown as number]) {
-      await expect(dispatcher(counting).processClaim({ tenantId, smsId: 1, claimToken: '00000000-0000-0000-0000-000000000000' })).rejects.toMatchObject({ code: 'INTERNAL_ERROR' })
+      await expect(dispatcher(counting).processClaim({ tenantId, smsId: 1, claimToken: '00000000-0000-0000-0000-000000000000' })).rejects.toBeInstanceOf(TenantContextMissing)
     }
     expect(sends).toBe(0)
   })
