@@ -1,7 +1,7 @@
 import { EmbeddedStoreInUseError } from './db/embedded-lock.js'
 import { openDatabase } from './db/open.js'
 import { ConfigError, loadDotEnv, loadEnv } from './lib/env.js'
-import { buildService } from './lib/http/build.js'
+import { buildService } from './build.js'
 
 // Grace period for in-flight requests on shutdown before the process gives up.
 const CLOSE_TIMEOUT_MS = 30_000

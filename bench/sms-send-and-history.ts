@@ -14,7 +14,7 @@ import { createPool, kyselyOver, openPostgres } from '../db/database.js'
 import type { DB, Role } from '../db/schema.js'
 import { issueTokenPair } from '../lib/auth/tokens.js'
 import { loadEnv } from '../lib/env.js'
-import { buildService } from '../lib/http/build.js'
+import { buildService } from '../build.js'
 
 const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres'
 const SEND_RUNS = 5

@@ -27,7 +27,7 @@ export interface OwnerDirectoryTable {
   userLoginId: string
   tenantId: number
   userId: number
-  /** NFKC case-folded login id, unique among owners (lib/tenant/identifiers.ts loginIdKey). */
+  /** NFKC case-folded login id, unique among owners (db/login-key.ts). */
   loginKey: Generated<string>
   /** A look-alike that predates the unique key (migration 2026-11-23T03-20-00); left out of the unique index. */
   legacyLoginKeyDuplicate: Generated<boolean>
@@ -44,7 +44,7 @@ export interface UsersTable {
   role: Role
   status: ColumnType<UserStatus, UserStatus | undefined, UserStatus>
   avatarSeed: string
-  /** NFKC case-folded login id, unique per tenant (lib/tenant/identifiers.ts loginIdKey). */
+  /** NFKC case-folded login id, unique per tenant (db/login-key.ts). */
   loginKey: Generated<string>
   /** A look-alike that predates the unique key (migration 2026-11-23T03-20-00); left out of the unique index. */
   legacyLoginKeyDuplicate: Generated<boolean>
@@ -157,9 +157,11 @@ export interface RecipientGroupsTable {
   updatedAt: Timestamp
 }
 
-/** Recipient fields as stored, shared by group members and message recipients. */
-interface StoredRecipient {
-  tenantId: number
+/**
+ * A recipient as stored, the columns group members and message recipients share: phone in national digits, absent
+ * fields as null. lib/sms builds these and the repositories write and read them.
+ */
+export interface StoredRecipient {
   phone: string
   name: string | null
   studentId: number | null
@@ -168,6 +170,7 @@ interface StoredRecipient {
 }
 
 export interface RecipientGroupMembersTable extends StoredRecipient {
+  tenantId: number
   groupId: number
   memberIndex: number
 }
@@ -214,6 +217,7 @@ export interface SmsMessagesTable {
 }
 
 export interface SmsRecipientsTable extends StoredRecipient {
+  tenantId: number
   smsId: number
   recipientIndex: number
   deliveryStatus: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>

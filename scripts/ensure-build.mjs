@@ -15,7 +15,7 @@ const dist = join(root, 'dist')
 const stampPath = join(dist, '.build-stamp.json')
 
 // What tsconfig.build.json compiles, plus the files that change how it compiles.
-const SOURCE_FILES = ['app.ts', 'server.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
+const SOURCE_FILES = ['app.ts', 'build.ts', 'server.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
 const SOURCE_DIRS = ['plugins', 'routes', 'lib', 'db', 'scripts']
 
 function walk(dir, found) {

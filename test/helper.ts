@@ -10,7 +10,7 @@ import { openPostgres, type Database } from '../db/database.js'
 import { openEmbedded, type EmbeddedDatabase } from '../db/embedded.js'
 import { postgresOptions } from '../db/open.js'
 import { loadEnv, type Env } from '../lib/env.js'
-import { buildService } from '../lib/http/build.js'
+import { buildService } from '../build.js'
 import { serverOptions } from '../lib/http/server-options.js'
 
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-at-least-32-bytes-long'

@@ -61,7 +61,7 @@ export function serviceBuild(): Promise<string> {
   build ??= (async () => {
     const started = Date.now()
     process.stderr.write('building the service (npm run build) ... ')
-    const status = await git('status', '--porcelain', '--', 'app.ts', 'server.ts', 'plugins', 'routes', 'lib', 'db')
+    const status = await git('status', '--porcelain', '--', 'app.ts', 'build.ts', 'server.ts', 'plugins', 'routes', 'lib', 'db')
     buildInfo = {
       commit: await git('rev-parse', '--short', 'HEAD'),
       uncommitted: status === '' || status === 'unknown' ? [] : status.split('\n').map((line) => line.slice(3)),

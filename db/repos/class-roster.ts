@@ -1,5 +1,23 @@
-import { sql } from 'kysely'
-import type { ClassRoster } from '../../lib/sms/class-roster.js'
+import { sql, type Selectable } from 'kysely'
+import type { ClassEnrollmentsTable, ClassesTable, UsersTable } from '../schema.js'
+import type { TenantTx } from '../tenant.js'
+
+export type RosterClass = Pick<Selectable<ClassesTable>, 'id' | 'name'>
+
+/** An enrolment, its student's name, and the guardian phone, never null here (enrolments without one are left out). */
+export type RosterRecipient = Pick<Selectable<ClassEnrollmentsTable>, 'studentId'> &
+  Pick<Selectable<UsersTable>, 'name'> & { guardianPhone: NonNullable<ClassEnrollmentsTable['guardianPhone']> }
+
+/**
+ * The one way class sends (docs/api.md#class-sends) read the academy's class module. The module may replace the
+ * Kysely implementation below with its own; callers (lib/sms/send-recipients.ts) depend only on this shape.
+ */
+export interface ClassRoster {
+  /** The class when it exists in the transaction's tenant. */
+  findClass(trx: TenantTx, classId: number): Promise<RosterClass | undefined>
+  /** Every ACTIVE enrolment with a guardian phone, in a stable order (enrolment order). */
+  activeRecipients(trx: TenantTx, classId: number): Promise<RosterRecipient[]>
+}
 
 /** ClassRoster over the `classes` and `class_enrollments` tables (docs/api.md#class-sends); RLS keeps it in-tenant. */
 export const kyselyClassRoster: ClassRoster = {

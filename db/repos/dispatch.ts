@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely'
-import type { DB, DeliveryStatus, SmsStatus } from '../schema.js'
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { DB, DeliveryStatus, SmsMessagesTable, SmsStatus, TenantsTable } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
 
 export interface Claim {
@@ -20,15 +20,10 @@ export async function claimDueMessages(db: Kysely<DB>, batchSize: number, leaseS
   return rows
 }
 
-export interface ClaimedMessage {
-  id: number
-  senderNumber: string | null
-  title: string
-  content: string
-  messageType: 'SMS' | 'LMS'
-  dispatchAttempts: number
-  tenantSlug: string
-}
+export type ClaimedMessage = Pick<
+  Selectable<SmsMessagesTable>,
+  'id' | 'senderNumber' | 'title' | 'content' | 'messageType' | 'dispatchAttempts'
+> & { tenantSlug: TenantsTable['slug'] }
 
 /** The message if this claim still holds it (PENDING, same token, lease not expired), else undefined. */
 export async function findClaimedMessage(trx: TenantTx, claim: Claim): Promise<ClaimedMessage | undefined> {

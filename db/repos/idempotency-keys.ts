@@ -1,19 +1,13 @@
-import { sql } from 'kysely'
+import { sql, type Selectable } from 'kysely'
+import type { IdempotencyKeysTable } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
 
 /** A key belongs to one (tenant, user, route): docs/api.md#idempotency. */
-export interface KeyScope {
-  tenantId: number
-  userId: number
-  route: string
-  key: string
-}
+export type KeyScope = Pick<Selectable<IdempotencyKeysTable>, 'tenantId' | 'userId' | 'route' | 'key'>
 
-export interface KeyRecord {
-  fingerprint: string
-  state: 'IN_PROGRESS' | 'COMPLETED'
-  resourceId: number | null
-  statusCode: number | null
+type KeyColumns = Pick<Selectable<IdempotencyKeysTable>, 'fingerprint' | 'state' | 'resourceId' | 'statusCode'>
+
+export interface KeyRecord extends KeyColumns {
   /** Past its retention: treated as if it did not exist. */
   expired: boolean
   /** IN_PROGRESS for longer than the takeover lease: its request most likely died with its process. */

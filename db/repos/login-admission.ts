@@ -1,15 +1,12 @@
-import { sql, type Kysely } from 'kysely'
-import type { DB } from '../schema.js'
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { DB, LoginFailuresTable } from '../schema.js'
 import type { Tenant } from './tenants.js'
 
 // login_failures, tenants and owner_directory hold no RLS rows, so the login's first statement runs on the root
 // handle, before any tenant context exists.
 
 /** Failed logins are counted per (customId, or `root` for root entry, and the login id exactly as presented). */
-export interface FailureKey {
-  scope: string
-  loginId: string
-}
+export type FailureKey = Pick<Selectable<LoginFailuresTable>, 'scope' | 'loginId'>
 
 /** Which tenant the attempt names: portal entry by customId, root entry through the owner directory. */
 export type LoginEntry = { customId: string } | { ownerLoginId: string }

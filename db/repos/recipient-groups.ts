@@ -1,22 +1,14 @@
-import { sql } from 'kysely'
-import type { StoredRecipient } from '../../lib/sms/recipients.js'
+import { sql, type Selectable } from 'kysely'
+import type { RecipientGroupsTable, StoredRecipient } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
-
-export interface GroupRecord {
-  id: number
-  ownerStaffId: number
-  name: string
-  icon: string | null
-  recipientCount: number
-  createdAt: Date
-  updatedAt: Date
-}
 
 const COLUMNS = ['id', 'ownerStaffId', 'name', 'icon', 'recipientCount', 'createdAt', 'updatedAt'] as const
 
+export type GroupRecord = Pick<Selectable<RecipientGroupsTable>, (typeof COLUMNS)[number]>
+
 export function insertGroup(
   trx: TenantTx,
-  group: { tenantId: number; ownerStaffId: number; name: string; icon: string | null; recipientCount: number },
+  group: Pick<Selectable<RecipientGroupsTable>, 'tenantId' | 'ownerStaffId' | 'name' | 'icon' | 'recipientCount'>,
 ): Promise<GroupRecord> {
   return trx
     .insertInto('recipientGroups')

@@ -1,22 +1,9 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type Selectable } from 'kysely'
 import type { TenantTx } from '../tenant.js'
-import type { DB, RegistrationStatus } from '../schema.js'
+import type { DB, SmsSenderSettingsTable } from '../schema.js'
 
 /** Only the live provider's row is ever used (docs/api.md#sender-number); mock deployments read it too. */
 export const LIVE_PROVIDER = 'extsms'
-
-export interface SenderSettingRecord {
-  id: number
-  provider: string
-  senderNumber: string | null
-  registrationStatus: RegistrationStatus
-  rejectionReason: string | null
-  approvedAt: Date | null
-  rejectedAt: Date | null
-  version: number
-  createdAt: Date
-  updatedAt: Date
-}
 
 const COLUMNS = [
   'id',
@@ -30,6 +17,8 @@ const COLUMNS = [
   'createdAt',
   'updatedAt',
 ] as const
+
+export type SenderSettingRecord = Pick<Selectable<SmsSenderSettingsTable>, (typeof COLUMNS)[number]>
 
 export function findSenderSetting(trx: TenantTx, provider = LIVE_PROVIDER): Promise<SenderSettingRecord | undefined> {
   return trx.selectFrom('smsSenderSettings').select(COLUMNS).where('provider', '=', provider).executeTakeFirst()

@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely'
-import type { DB, RevocationReason, Role } from '../schema.js'
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { DB, RevocationReason, Role, SessionsTable } from '../schema.js'
 import { rateWindowEnd } from './login-guards.js'
 
 export interface SessionRotation {
@@ -14,12 +14,10 @@ export interface SessionRotation {
 }
 
 /** The session's pair after the call: the new one (ROTATED) or the current one again (REISSUED, reuse grace). */
-export interface SessionPair {
-  accessJti: string
-  accessExpiresAt: Date
-  refreshJti: string
-  refreshExpiresAt: Date
-}
+export type SessionPair = Pick<
+  Selectable<SessionsTable>,
+  'accessJti' | 'accessExpiresAt' | 'refreshJti' | 'refreshExpiresAt'
+>
 
 export type RotationOutcome =
   | ({ outcome: 'ROTATED'; role: Role } & SessionPair)

@@ -1,20 +1,6 @@
-import { sql } from 'kysely'
-import type { DeviceCategory, RevocationReason } from '../schema.js'
+import { sql, type Selectable } from 'kysely'
+import type { DeviceCategory, RevocationReason, SessionsTable } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
-
-export interface SessionRecord {
-  sid: string
-  userId: number
-  deviceCategory: DeviceCategory
-  userAgent: string | null
-  ipAddress: string | null
-  accessJti: string
-  accessExpiresAt: Date
-  refreshJti: string
-  refreshExpiresAt: Date
-  createdAt: Date
-  lastRefreshedAt: Date | null
-}
 
 const SESSION_COLUMNS = [
   'sid',
@@ -30,18 +16,25 @@ const SESSION_COLUMNS = [
   'lastRefreshedAt',
 ] as const
 
-export interface NewSession {
-  tenantId: number
-  sid: string
-  userId: number
-  deviceCategory: DeviceCategory
-  userAgent: string | null
-  ipAddress: string | null
-  accessJti: string
-  accessExpiresAt: Date
-  refreshJti: string
-  refreshExpiresAt: Date
-}
+export type SessionRecord = Pick<Selectable<SessionsTable>, (typeof SESSION_COLUMNS)[number]>
+
+/**
+ * Every column a new session is written with. Picked from the row type rather than Insertable, which would make
+ * the nullable ones optional: a forgotten user agent or address must not compile as a silent null.
+ */
+export type NewSession = Pick<
+  Selectable<SessionsTable>,
+  | 'tenantId'
+  | 'sid'
+  | 'userId'
+  | 'deviceCategory'
+  | 'userAgent'
+  | 'ipAddress'
+  | 'accessJti'
+  | 'accessExpiresAt'
+  | 'refreshJti'
+  | 'refreshExpiresAt'
+>
 
 export function listUserSessions(trx: TenantTx, userId: number): Promise<SessionRecord[]> {
   return trx

@@ -1,37 +1,6 @@
-import { sql, type SelectQueryBuilder } from 'kysely'
-import type { StoredRecipient } from '../../lib/sms/recipients.js'
-import type { DB, DeliveryStatus, SmsStatus } from '../schema.js'
+import { sql, type Selectable, type SelectQueryBuilder } from 'kysely'
+import type { DB, SmsMessagesTable, SmsRecipientsTable, StoredRecipient } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
-
-/** The public columns of a message; dispatch internals never leave the repository. */
-export interface MessageRecord {
-  id: number
-  senderId: number
-  senderNumber: string | null
-  recipientType: string
-  recipientCount: number
-  title: string
-  recipientGroupId: number | null
-  content: string
-  templateId: number | null
-  scheduledAt: Date | null
-  cancelledAt: Date | null
-  sentAt: Date | null
-  messageType: 'SMS' | 'LMS'
-  estimatedSegments: number
-  unitPrice: number
-  totalPrice: number
-  status: SmsStatus
-  successCount: number
-  failCount: number
-  createdAt: Date
-  updatedAt: Date
-}
-
-export interface RecipientRecord extends StoredRecipient {
-  recipientIndex: number
-  deliveryStatus: DeliveryStatus
-}
 
 const COLUMNS = [
   'id',
@@ -57,10 +26,27 @@ const COLUMNS = [
   'updatedAt',
 ] as const
 
-export type NewMessage = Omit<
-  MessageRecord,
-  'id' | 'cancelledAt' | 'sentAt' | 'status' | 'successCount' | 'failCount' | 'createdAt' | 'updatedAt'
-> & { tenantId: number; provider: string }
+/** The public columns of a message; dispatch internals never leave the repository. */
+export type MessageRecord = Pick<Selectable<SmsMessagesTable>, (typeof COLUMNS)[number]>
+
+const RECIPIENT_COLUMNS = [
+  'recipientIndex',
+  'phone',
+  'name',
+  'studentId',
+  'className',
+  'recipientRole',
+  'deliveryStatus',
+] as const
+
+export type RecipientRecord = Pick<Selectable<SmsRecipientsTable>, (typeof RECIPIENT_COLUMNS)[number]>
+
+/** What a send writes; the status, counts and times start from the table's defaults. */
+export type NewMessage = Pick<Selectable<SmsMessagesTable>, 'tenantId' | 'provider'> &
+  Omit<
+    MessageRecord,
+    'id' | 'cancelledAt' | 'sentAt' | 'status' | 'successCount' | 'failCount' | 'createdAt' | 'updatedAt'
+  >
 
 /** The message row is also the dispatch outbox: it is due at scheduledAt, or at once when not scheduled. */
 export function insertMessage(trx: TenantTx, message: NewMessage): Promise<MessageRecord> {
@@ -110,7 +96,7 @@ export function findMessage(trx: TenantTx, id: number, scope: MessageScope): Pro
 export function listRecipients(trx: TenantTx, smsId: number): Promise<RecipientRecord[]> {
   return trx
     .selectFrom('smsRecipients')
-    .select(['recipientIndex', 'phone', 'name', 'studentId', 'className', 'recipientRole', 'deliveryStatus'])
+    .select(RECIPIENT_COLUMNS)
     .where('smsId', '=', smsId)
     .orderBy('recipientIndex')
     .execute()

@@ -1,23 +1,12 @@
-import { sql } from 'kysely'
-import type { TemplateCategory } from '../schema.js'
+import { sql, type Selectable, type Updateable } from 'kysely'
+import type { SmsTemplatesTable, TemplateCategory } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
 
-export interface TemplateRecord {
-  id: number
-  name: string
-  content: string
-  category: TemplateCategory
-  version: number
-  createdBy: number
-  createdAt: Date
-  updatedAt: Date
-}
+const COLUMNS = ['id', 'name', 'content', 'category', 'version', 'createdBy', 'createdAt', 'updatedAt'] as const
 
-export interface TemplateChanges {
-  name?: string
-  content?: string
-  category?: TemplateCategory
-}
+export type TemplateRecord = Pick<Selectable<SmsTemplatesTable>, (typeof COLUMNS)[number]>
+
+export type TemplateChanges = Pick<Updateable<SmsTemplatesTable>, 'name' | 'content' | 'category'>
 
 /** Who is editing: `anyTemplate` for roles that may edit every template, else only `userId`'s own. */
 export interface TemplateEditor {
@@ -25,11 +14,9 @@ export interface TemplateEditor {
   anyTemplate: boolean
 }
 
-const COLUMNS = ['id', 'name', 'content', 'category', 'version', 'createdBy', 'createdAt', 'updatedAt'] as const
-
 export function insertTemplate(
   trx: TenantTx,
-  values: { tenantId: number; createdBy: number; name: string; content: string; category: TemplateCategory },
+  values: Pick<Selectable<SmsTemplatesTable>, 'tenantId' | 'createdBy' | 'name' | 'content' | 'category'>,
 ): Promise<TemplateRecord> {
   return trx.insertInto('smsTemplates').values(values).returning(COLUMNS).executeTakeFirstOrThrow()
 }
@@ -63,7 +50,7 @@ export async function countTemplates(trx: TenantTx, category?: TemplateCategory)
 export function findTemplateGuard(
   trx: TenantTx,
   id: number,
-): Promise<{ createdBy: number; version: number } | undefined> {
+): Promise<Pick<TemplateRecord, 'createdBy' | 'version'> | undefined> {
   return trx.selectFrom('smsTemplates').select(['createdBy', 'version']).where('id', '=', id).executeTakeFirst()
 }
 

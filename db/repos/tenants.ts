@@ -1,21 +1,13 @@
-import type { Kysely, Transaction } from 'kysely'
-import { loginIdKey } from '../../lib/tenant/identifiers.js'
-import type { DB, TenantStatus } from '../schema.js'
+import type { Kysely, Selectable, Transaction } from 'kysely'
+import { loginIdKey } from '../login-key.js'
+import type { DB, OwnerDirectoryTable, TenantsTable } from '../schema.js'
 
 // tenants and owner_directory have no RLS: these functions take the root handle (or any transaction).
 type Root = Kysely<DB> | Transaction<DB>
 
-export interface Tenant {
-  id: number
-  slug: string
-  customId: string
-  customDomain: string | null
-  name: string
-  status: TenantStatus
-  onboardingCompletedAt: Date | null
-}
-
 const TENANT_COLUMNS = ['id', 'slug', 'customId', 'customDomain', 'name', 'status', 'onboardingCompletedAt'] as const
+
+export type Tenant = Pick<Selectable<TenantsTable>, (typeof TENANT_COLUMNS)[number]>
 
 export function findTenantBySlug(db: Root, slug: string): Promise<Tenant | undefined> {
   return db.selectFrom('tenants').select(TENANT_COLUMNS).where('slug', '=', slug).executeTakeFirst()
@@ -31,7 +23,8 @@ export function findTenantById(db: Root, id: number): Promise<Tenant | undefined
 
 export function insertTenant(
   db: Root,
-  values: { slug: string; customId: string; name: string; businessRegistrationNumber: string },
+  // A tenant is only ever registered with its business number, though the column allows null.
+  values: Pick<Selectable<TenantsTable>, 'slug' | 'customId' | 'name'> & { businessRegistrationNumber: string },
 ): Promise<Tenant> {
   return db
     .insertInto('tenants')
@@ -51,7 +44,7 @@ export function findOwnerEntry(db: Root, userLoginId: string) {
 
 export async function insertOwnerEntry(
   db: Root,
-  entry: { userLoginId: string; tenantId: number; userId: number },
+  entry: Pick<Selectable<OwnerDirectoryTable>, 'userLoginId' | 'tenantId' | 'userId'>,
 ): Promise<void> {
   await db.insertInto('ownerDirectory').values({ ...entry, loginKey: loginIdKey(entry.userLoginId) }).execute()
 }

@@ -1,22 +1,13 @@
-import { sql } from 'kysely'
-import { loginIdKey } from '../../lib/tenant/identifiers.js'
+import { sql, type Selectable, type Updateable } from 'kysely'
+import { loginIdKey } from '../login-key.js'
 import { precompiled } from '../precompiled.js'
 import type { TenantTx } from '../tenant.js'
-import type { Role, UserStatus } from '../schema.js'
-
-export interface UserRecord {
-  id: number
-  tenantId: number
-  userLoginId: string
-  name: string
-  phone: string | null
-  role: Role
-  status: UserStatus
-  avatarSeed: string
-}
+import type { UsersTable, UserStatus } from '../schema.js'
 
 // Never `select *`: upgraded databases may carry legacy columns (oauth_provider) the service must not read.
 const USER_COLUMNS = ['id', 'tenantId', 'userLoginId', 'name', 'phone', 'role', 'status', 'avatarSeed'] as const
+
+export type UserRecord = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>
 
 export function findUserById(trx: TenantTx, id: number): Promise<UserRecord | undefined> {
   return trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst()
@@ -72,15 +63,10 @@ export async function lockUser(trx: TenantTx, id: number): Promise<UserRecord | 
 
 export function insertUser(
   trx: TenantTx,
-  values: {
-    tenantId: number
-    userLoginId: string
-    passwordHash: string
-    name: string
-    phone: string | null
-    role: Role
-    avatarSeed: string
-  },
+  values: Pick<
+    Selectable<UsersTable>,
+    'tenantId' | 'userLoginId' | 'passwordHash' | 'name' | 'phone' | 'role' | 'avatarSeed'
+  >,
 ): Promise<UserRecord> {
   return trx
     .insertInto('users')
@@ -97,7 +83,7 @@ export async function updatePasswordHash(trx: TenantTx, id: number, passwordHash
 export function updateProfile(
   trx: TenantTx,
   id: number,
-  changes: { name?: string; phone?: string | null },
+  changes: Pick<Updateable<UsersTable>, 'name' | 'phone'>,
 ): Promise<UserRecord | undefined> {
   return trx
     .updateTable('users')
@@ -148,7 +134,10 @@ export async function changeUserLoginId(trx: TenantTx, id: number, userLoginId: 
 }
 
 /** Avatar seeds of many users in one query; ids not visible in this tenant are simply absent. */
-export function findAvatarSeeds(trx: TenantTx, ids: readonly number[]): Promise<Array<{ id: number; avatarSeed: string }>> {
+export function findAvatarSeeds(
+  trx: TenantTx,
+  ids: readonly number[],
+): Promise<Array<Pick<UserRecord, 'id' | 'avatarSeed'>>> {
   return trx
     .selectFrom('users')
     .select(['id', 'avatarSeed'])

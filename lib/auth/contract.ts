@@ -1,5 +1,6 @@
 import type { Role } from '../../db/schema.js'
 import { AppError } from '../errors.js'
+import type { CreatedUser, TokenIdentity, UserInfo } from './contract-types.js'
 import type { AuthDeps } from './deps.js'
 import type { TenantScope } from './tenant-scope.js'
 import { getUserInfo, validateToken } from './token-identity.js'
@@ -61,43 +62,7 @@ export interface TenantUserAdministration {
 export type CreateUser = (name: string, phone: string | null | undefined, role: Role, tenantId: number) => Promise<CreatedUser>
 
 export type { TenantScope }
-
-export interface TokenIdentity {
-  userId: number
-  tenantId: number
-  tenantSlug: string
-  role: Role
-  sid: string
-  jti: string
-  expiresAt: Date
-}
-
-export interface UserInfo {
-  id: number
-  /** Holds the login id, not an e-mail address: a known mismatch, kept until the interface changes. */
-  email: string
-  name: string
-  role: Role
-  tenantSlug: string
-  tenantId: number
-}
-
-export type CreatableRole = Exclude<Role, 'OWNER'>
-
-/** createUser's arguments inside the service (lib/auth/user-admin.ts). */
-export interface NewUser {
-  name: string
-  /** Any valid Korean number; stored as national digits. Omitted, null or blank: no phone. */
-  phone?: string | null
-  /** OWNER is refused at run time (VALIDATION_FAILED). */
-  role: Role
-}
-
-export interface CreatedUser {
-  userId: number
-  userLoginId: string
-  temporaryPassword: string
-}
+export type { CreatableRole, CreatedUser, NewUser, TokenIdentity, UserInfo } from './contract-types.js'
 
 /** User administration without a token signer (operations scripts). */
 export function createUserAdministration(deps: UserAdminDeps): UserAdministration {

@@ -4,8 +4,9 @@ import type { DB } from '../../db/schema.js'
 import { withRequestTransaction } from '../../db/request-transaction.js'
 import type { TenantTx } from '../../db/tenant.js'
 import { catalogErrorFor } from '../catalog-errors.js'
-import type { TokenIdentity, UserInfo } from './contract.js'
+import type { TokenIdentity, UserInfo } from './contract-types.js'
 import { findCurrentUser } from './current-user.js'
+import { identityFromClaims, type Identity } from './identity.js'
 import { verifyToken } from './tokens.js'
 
 interface TokenDeps {
@@ -21,18 +22,9 @@ interface TokenDeps {
 async function withAccessToken<T>(
   deps: TokenDeps,
   token: string,
-  fn: (trx: TenantTx, identity: TokenIdentity) => Promise<T>,
+  fn: (trx: TenantTx, identity: Identity) => Promise<T>,
 ): Promise<T> {
-  const claims = verifyToken(deps.jwt, token, 'access')
-  const identity: TokenIdentity = {
-    userId: Number(claims.sub),
-    tenantId: claims.tenant_id,
-    tenantSlug: claims.tenant_slug,
-    role: claims.role,
-    sid: claims.sid,
-    jti: claims.jti,
-    expiresAt: new Date(claims.exp * 1000),
-  }
+  const identity = identityFromClaims(verifyToken(deps.jwt, token, 'access'))
   const scope = { tenantId: identity.tenantId, accessJti: identity.jti, userId: identity.userId }
   try {
     return await withRequestTransaction(deps.db, scope, (trx) => fn(trx, identity))
@@ -42,7 +34,12 @@ async function withAccessToken<T>(
 }
 
 export function validateToken(deps: TokenDeps, token: string): Promise<TokenIdentity> {
-  return withAccessToken(deps, token, async (_trx, identity) => identity)
+  return withAccessToken(deps, token, async (_trx, identity) => tokenIdentityOf(identity))
+}
+
+function tokenIdentityOf(identity: Identity): TokenIdentity {
+  const { userId, tenantId, tenantSlug, role, sid, jti, accessExpiresAt } = identity
+  return { userId, tenantId, tenantSlug, role, sid, jti, expiresAt: accessExpiresAt }
 }
 
 export function getUserInfo(deps: TokenDeps, token: string): Promise<UserInfo> {

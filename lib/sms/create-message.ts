@@ -7,10 +7,11 @@ import {
   type RecipientRecord,
 } from '../../db/repos/sms-messages.js'
 import { reserveDailyRecipients } from '../../db/repos/sms-quota.js'
+import type { StoredRecipient } from '../../db/schema.js'
 import type { TenantTx } from '../../db/tenant.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
-import { assertRecipientCount, mergeRecipients, type StoredRecipient } from './recipients.js'
+import { assertRecipientCount, mergeRecipients } from './recipients.js'
 import { estimateMessage, inferRecipientType } from './sizing.js'
 
 export interface SendSettings {

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, StringEnum } from '../http/response-types.js'
 import type { MessageRecord, RecipientRecord } from '../../db/repos/sms-messages.js'
+import type { StoredRecipient } from '../../db/schema.js'
 import { maskPhone } from './phone.js'
-import type { StoredRecipient } from './recipients.js'
 
 const Time = Type.String({ format: 'date-time' })
 const NullableTime = Nullable(Time)

@@ -1,3 +1,4 @@
+import type { StoredRecipient } from '../../db/schema.js'
 import { AppError } from '../errors.js'
 import { normalizePhone } from './phone.js'
 import { renderContent } from './sizing.js'
@@ -12,15 +13,6 @@ export interface RecipientInput {
   studentId?: number | null
   className?: string | null
   recipientRole?: string | null
-}
-
-/** A recipient as stored: phone in national digits, absent fields as null. */
-export interface StoredRecipient {
-  phone: string
-  name: string | null
-  studentId: number | null
-  className: string | null
-  recipientRole: string | null
 }
 
 /** Checked before any phone is read, so 20,000 bad numbers answer TOO_MANY_RECIPIENTS, not the first bad index. */

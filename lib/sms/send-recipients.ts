@@ -1,8 +1,9 @@
+import type { ClassRoster } from '../../db/repos/class-roster.js'
 import { findOwnedGroup, listMembers } from '../../db/repos/recipient-groups.js'
+import type { StoredRecipient } from '../../db/schema.js'
 import type { TenantTx } from '../../db/tenant.js'
 import { AppError } from '../errors.js'
-import type { ClassRoster } from './class-roster.js'
-import { assertRecipientCount, normalizeRecipients, type RecipientInput, type StoredRecipient } from './recipients.js'
+import { assertRecipientCount, normalizeRecipients, type RecipientInput } from './recipients.js'
 
 export interface ResolvedRecipients {
   recipients: StoredRecipient[]

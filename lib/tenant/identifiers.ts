@@ -58,15 +58,6 @@ export function generateTemporaryPassword(loginId = ''): string {
 }
 
 /**
- * The key two login ids collide on: NFKC, then a locale-independent full case fold (upper then lower
- * case maps `ß` to `ss` and final sigma to sigma, which lower-casing alone does not), then NFKC again since folding
- * can leave compatibility forms. Stored beside the id and unique per scope; the id itself is kept as typed.
- */
-export function loginIdKey(loginId: string): string {
-  return loginId.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC')
-}
-
-/**
  * Characters a login id or a name may never hold: control (Cc), format (Cf: zero-width, bidi
  * overrides and isolates, soft hyphen), unassigned (Cn) and lone surrogates (Cs). The same class serves the
  * request schemas (as a pattern) and the in-process contract.

@@ -8,7 +8,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const noContent = { 204: Type.Null() }
 
   app.post('/logout', { schema: { tags: ['auth'], response: noContent } }, async (request, reply) => {
-    const identity = request.identity!
+    const identity = request.caller
     await revokeSessions(request.db, { sid: identity.sid }, 'LOGOUT')
     // The presented token may predate the session's latest rotation; it stops working too.
     await revokeAccessToken(request.db, identity.jti, identity.accessExpiresAt)
@@ -17,7 +17,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/logout-all', { schema: { tags: ['auth'], response: noContent } }, async (request, reply) => {
-    const identity = request.identity!
+    const identity = request.caller
     await revokeSessions(request.db, { userId: identity.userId }, 'LOGOUT_ALL')
     await revokeAccessToken(request.db, identity.jti, identity.accessExpiresAt)
     clearAuthCookies(reply, app.env)

@@ -1,6 +1,7 @@
 import { TenantContextMissing } from '../../db/errors.js'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
+import { TenantContextMissing } from '../../db/errors.js'
 import { withTenant, type TenantTx } from '../../db/tenant.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
 import { openTestDatabase, testEnv, useTestApp } from '../helper.js'

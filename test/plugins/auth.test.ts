@@ -54,7 +54,7 @@ describe('auth plugin', () => {
     app = await buildAppWith(async (test) => {
       test.get('/test/whoami', async (request) => {
         const { rows } = await sql<{ tenant: string }>`select current_setting('app.tenant_id', true) as tenant`.execute(request.db)
-        const identity = request.identity!
+        const identity = request.caller
         return {
           identity: { ...identity, accessExpiresAt: identity.accessExpiresAt.toISOString() },
           requestTenantId: request.tenantId,
@@ -66,6 +66,7 @@ describe('auth plugin', () => {
         test.get(`${prefix}x-test-whoami`, async (request) => ({ userId: request.identity?.userId ?? null }))
       }
       test.get('/test/owner-only', { config: { roles: ['OWNER'] } }, async () => ({ ok: true }))
+      test.get('/test/public-caller', { config: { auth: false } }, async (request) => ({ userId: request.caller.userId }))
       await test.register(async (staff) => {
         staff.addHook('onRequest', staff.requireRoles(STAFF_ROLES))
         staff.get('/test/staff/area', async () => ({ ok: true }))
@@ -90,7 +91,7 @@ describe('auth plugin', () => {
         return { ok: true }
       })
       test.post('/test/rename', async (request) => {
-        await request.db.updateTable('users').set({ name: 'renamed by a revoked token' }).where('id', '=', request.identity!.userId).execute()
+        await request.db.updateTable('users').set({ name: 'renamed by a revoked token' }).where('id', '=', request.caller.userId).execute()
         return { ok: true }
       })
       test.get('/test/no-statement', async () => ({ ok: true }))
@@ -140,6 +141,12 @@ describe('auth plugin', () => {
     it.each(['OWNER', 'MANAGER', 'INSTRUCTOR', 'STUDENT'] as Role[])('gives a %s the authority ROLE_%s', async (role) => {
       const { bearer } = await signedIn(role)
       expect((await whoami(bearer)).json().identity.authority).toBe(`ROLE_${role}`)
+    })
+
+    it('answers INTERNAL_ERROR when a handler reads request.caller on a route that reads no token', async () => {
+      const { bearer } = await signedIn()
+      const response = await app.inject({ method: 'GET', url: '/test/public-caller', headers: bearer })
+      expectProblem(response, 500, 'INTERNAL_ERROR')
     })
   })
 

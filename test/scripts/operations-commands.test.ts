@@ -60,7 +60,7 @@ describePostgres('operations commands (npm run user:create, migrate, start)', ()
     beforeAll(async () => {
       tree = mkdtempSync(join(tmpdir(), 'svc-omit-dev-'))
       // The tree as deployed: sources, the build and the lockfile, timestamps kept; no development dependencies.
-      for (const entry of ['app.ts', 'server.ts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'plugins', 'routes', 'lib', 'db', 'scripts', 'dist']) {
+      for (const entry of ['app.ts', 'build.ts', 'server.ts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'plugins', 'routes', 'lib', 'db', 'scripts', 'dist']) {
         cpSync(join(root, entry), join(tree, entry), { recursive: true, preserveTimestamps: true })
       }
       const installed = await run('npm', ['ci', '--omit=dev', '--offline', '--no-audit', '--no-fund'], tree)

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { openEmbedded } from '../../db/embedded.js'
 import type { DB } from '../../db/schema.js'
 import { hashPassword } from '../../lib/auth/password-hash.js'
-import { buildService } from '../../lib/http/build.js'
+import { buildService } from '../../build.js'
 import { buildTestApp, itPostgres, sharedEmbeddedDatabase, testEnv } from '../helper.js'
 import { isolatedDatabase } from '../isolated-database.js'
 

@@ -16,7 +16,7 @@ import {
 // Not index.ts: autoload loads only the index file of a folder that has one, which would drop sessions.ts.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/', { schema: { tags: ['me'], response: { 200: UserResponseSchema } } }, async (request) => {
-    return currentUserResponse(request.db, request.identity!.userId)
+    return currentUserResponse(request.db, request.caller.userId)
   })
 
   app.patch(
@@ -28,7 +28,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         ...(name !== undefined && { name }),
         ...(phone !== undefined && { phone: normalizeOptionalPhone(phone) }),
       }
-      const userId = request.identity!.userId
+      const userId = request.caller.userId
       const user = Object.keys(changes).length > 0 ? await updateProfile(request.db, userId, changes) : undefined
       return toFullUserResponse(request.db, user ?? (await findCurrentUser(request.db, userId)))
     },
@@ -42,7 +42,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags: ['me'], body: ChangePasswordSchema, response: { 204: Type.Null() } },
     },
     async (request, reply) => {
-      const { userId, sid } = request.identity!
+      const { userId, sid } = request.caller
       await changeOwnPassword(request.db, app.env.SVC_BCRYPT_COST, { userId, sid }, request.body)
       return reply.code(204).send(null)
     },
@@ -60,7 +60,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const avatarSeed = request.body.avatarSeed ?? generateAvatarSeed()
-      const user = await updateAvatarSeed(request.db, request.identity!.userId, avatarSeed)
+      const user = await updateAvatarSeed(request.db, request.caller.userId, avatarSeed)
       if (!user) throw currentUserMissing()
       return { avatarSeed: user.avatarSeed }
     },

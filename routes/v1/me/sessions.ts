@@ -19,7 +19,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/sessions',
     { schema: { tags: ['sessions'], response: { 200: Type.Object({ items: Type.Array(SessionSchema) }) } } },
     async (request) => {
-      const identity = request.identity!
+      const identity = request.caller
       const sessions = await listUserSessions(request.db, identity.userId)
       return {
         items: sessions.map((session) => ({
@@ -45,7 +45,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const identity = request.identity!
+      const identity = request.caller
       const ended = await revokeSessions(request.db, { sid: request.params.sid, userId: identity.userId }, 'REVOKED_BY_USER')
       if (ended.length === 0) throw new AppError('AUTH_014')
       return reply.code(204).send(null)
@@ -53,7 +53,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   )
 
   app.delete('/sessions', { schema: { tags: ['sessions'], response: { 204: Type.Null() } } }, async (request, reply) => {
-    const identity = request.identity!
+    const identity = request.caller
     await revokeSessions(request.db, { userId: identity.userId, exceptSid: identity.sid }, 'REVOKED_BY_USER')
     return reply.code(204).send(null)
   })

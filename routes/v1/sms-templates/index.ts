@@ -87,7 +87,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags: ['sms-templates'], body: CreateTemplateBodySchema, response: { 201: TemplateSchema, ...errors } },
     },
     async (request, reply) => {
-      const identity = request.identity!
+      const identity = request.caller
       assertContentFits(request.body.content)
       const record = await insertTemplate(request.db, {
         ...request.body,
@@ -112,7 +112,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       const { version, ...changes } = request.body
       assertSomethingChanges(changes)
       assertContentFits(changes.content)
-      const editor = editorOf(request.identity!)
+      const editor = editorOf(request.caller)
       const record = await updateTemplate(request.db, request.params.id, version, changes, editor)
       return record ? toTemplate(record) : whyUntouched(request.db, request.params.id, editor, version)
     },
@@ -128,7 +128,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const editor = editorOf(request.identity!)
+      const editor = editorOf(request.caller)
       const deleted = await deleteTemplate(request.db, request.params.id, editor)
       if (!deleted) await whyUntouched(request.db, request.params.id, editor)
       return reply.code(204).send(null)

@@ -33,7 +33,7 @@ const PageSchema = Type.Object({
 
 /** OWNER and MANAGER act tenant-wide; an INSTRUCTOR only on their own messages (docs/api.md#roles). */
 function scopeOf(request: FastifyRequest): MessageScope {
-  const identity = request.identity!
+  const identity = request.caller
   return identity.role === 'INSTRUCTOR' ? { senderId: identity.userId } : {}
 }
 
@@ -43,7 +43,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags: ['sms'], querystring: HistoryQuerySchema, response: { 200: PageSchema, ...errors } } },
     async (request, reply) => {
       const { page, size, sort, status, recipientType, q } = request.query
-      const filter = { tenantId: request.identity!.tenantId, ...scopeOf(request), status, recipientType, q }
+      const filter = { tenantId: request.caller.tenantId, ...scopeOf(request), status, recipientType, q }
       const pageRange = { offset: page * size, limit: size }
       const { itemsJson, total } = await listHistoryPage(request.db, filter, parseHistorySort(sort), pageRange, PREVIEW_CHARACTERS)
       const totalPages = Math.ceil(total / size)
@@ -79,7 +79,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       }
       const cancelledRecipients = await cancelPendingRecipients(request.db, cancelled.id)
       // Cancelling gives the recipients back to the day the message was accepted on.
-      await releaseDailyRecipients(request.db, request.identity!.tenantId, cancelled.createdAt, cancelledRecipients)
+      await releaseDailyRecipients(request.db, request.caller.tenantId, cancelled.createdAt, cancelledRecipients)
       return toMessageResponse(cancelled, await listRecipients(request.db, cancelled.id))
     },
   )

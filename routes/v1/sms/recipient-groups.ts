@@ -26,7 +26,7 @@ async function loadOwnedGroup(trx: TenantTx, id: number, ownerStaffId: number) {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const groupReplay: IdempotentRoute = {
-    load: (trx, id, request) => loadOwnedGroup(trx, id, request.identity!.userId),
+    load: (trx, id, request) => loadOwnedGroup(trx, id, request.caller.userId),
   }
 
   app.post(
@@ -42,7 +42,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { tenantId, userId } = request.identity!
+      const { tenantId, userId } = request.caller
       assertRecipientCount(request.body.recipients.length)
       const members = normalizeRecipients(request.body.recipients)
       const { name, icon } = request.body
@@ -56,13 +56,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/recipient-groups',
     { schema: { tags: ['sms'], response: { 200: Type.Array(GroupSummarySchema), ...errors } } },
-    async (request) => (await listOwnedGroups(request.db, request.identity!.userId)).map(toGroupSummary),
+    async (request) => (await listOwnedGroups(request.db, request.caller.userId)).map(toGroupSummary),
   )
 
   app.get(
     '/recipient-groups/:id',
     { schema: { tags: ['sms'], params: IdParamsSchema, response: { 200: GroupResponseSchema, ...errors } } },
-    async (request) => loadOwnedGroup(request.db, request.params.id, request.identity!.userId),
+    async (request) => loadOwnedGroup(request.db, request.params.id, request.caller.userId),
   )
 }
 

@@ -43,8 +43,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const settings = sendSettings(app.env)
 
   const draftOf = (request: FastifyRequest, body: ClassSendBody) => ({
-    tenantId: request.identity!.tenantId,
-    senderId: request.identity!.userId,
+    tenantId: request.caller.tenantId,
+    senderId: request.caller.userId,
     title: body.title,
     content: body.content,
     templateId: body.templateId ?? null,

@@ -138,6 +138,12 @@ describe('authContract.validateToken', () => {
     expect(identity.expiresAt.getTime()).toBeGreaterThan(Date.now())
   })
 
+  it('answers exactly the published fields (expiresAt, no authority), whatever the HTTP identity carries', async () => {
+    const staff = await signedInStaff(await createTenant())
+    const identity = await contract().validateToken(staff.sessions[0]!.access)
+    expect(Object.keys(identity).sort()).toEqual(['expiresAt', 'jti', 'role', 'sid', 'tenantId', 'tenantSlug', 'userId'])
+  })
+
   it('answers AUTH_003 for a malformed token, a refresh token or a foreign signature', async () => {
     const staff = await signedInStaff(await createTenant())
     await expectAppError(contract().validateToken('not-a-jwt'), 'AUTH_003')

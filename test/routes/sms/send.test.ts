@@ -2,7 +2,7 @@ import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { APP_ROLE, createPool } from '../../../db/database.js'
 import type { DB } from '../../../db/schema.js'
-import { buildService } from '../../../lib/http/build.js'
+import { buildService } from '../../../build.js'
 import { owner, unique } from '../../fixtures.js'
 import { buildTestApp, itPostgres, testEnv, useTestApp } from '../../helper.js'
 import {

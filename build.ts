@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import Fastify, { type FastifyInstance } from 'fastify'
-import app from '../../app.js'
-import type { Database } from '../../db/database.js'
-import type { Env } from '../env.js'
-import { serverOptions } from './server-options.js'
+import app from './app.js'
+import type { Database } from './db/database.js'
+import type { Env } from './lib/env.js'
+import { serverOptions } from './lib/http/server-options.js'
 
 /** Builds the ready service on an open database; server.ts listens on it, tests inject into it. */
 export async function buildService(env: Env, database: Database): Promise<FastifyInstance> {
