@@ -1,4 +1,3 @@
-import { TenantContextMissing } from '../../db/errors.js'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { TenantContextMissing } from '../../db/errors.js'

@@ -1,4 +1,3 @@
-import { TenantContextMissing } from '../../db/errors.js'
 import pino from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgres, type Database } from '../../db/database.js'
