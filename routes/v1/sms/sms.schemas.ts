@@ -83,8 +83,13 @@ export const HistoryQuerySchema = Type.Object({
   page: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
   size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
   status: Type.Optional(Type.Union(SMS_STATUSES.map((status) => Type.Literal(status)))),
-  recipientType: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
-  q: Type.Optional(Type.String({ maxLength: 100 })),
-  sort: Type.String({ pattern: HISTORY_SORT_PATTERN, default: 'createdAt,desc' }),
+  recipientType: Type.Optional(Type.String({ minLength: 1, maxLength: 20, examples: ['GUARDIAN'] })),
+  q: Type.Optional(Type.String({ maxLength: 100, description: 'Case-insensitive text in the title or the content' })),
+  sort: Type.String({
+    pattern: HISTORY_SORT_PATTERN,
+    default: 'createdAt,desc',
+    description: 'createdAt, sentAt or status, then optionally ,asc or ,desc in any case (ascending without one)',
+    examples: ['sentAt,desc'],
+  }),
 })
 export type HistoryQuery = Static<typeof HistoryQuerySchema>
