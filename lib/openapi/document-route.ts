@@ -47,7 +47,9 @@ function withDeclaredBody(status: string, schema: Schema, problem: Schema | unde
   const declared = { 'application/json': { schema: schema.$id ? { $ref: `#/components/schemas/${String(schema.$id)}` } : schema } }
   if (!problem) return { ...successResponse(status, schema, sharedHeader('X-Request-Id')) }
   const content = { ...declared, ...(problem.content as Schema) }
-  return { ...problem, description: `${STATUS_CODES[status]}: ${String(schema.$id ?? 'the body')} as JSON, or a problem`, content }
+  // Retry-After comes with the problem only (closing), not with the route's own body.
+  const description = `${STATUS_CODES[status]}: ${String(schema.$id ?? 'the body')} as JSON, or a problem (with Retry-After)`
+  return { ...problem, description, headers: sharedHeader('X-Request-Id'), content }
 }
 
 function documentResponses(route: Parameters<SwaggerTransform>[0]['route'], declared: FastifySchema): Schema {
