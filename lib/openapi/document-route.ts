@@ -40,13 +40,14 @@ function successResponse(status: string, schema: Schema, headers: Schema): Schem
 
 /**
  * A status at which the route declares a body of its own (the health check's 503 DOWN) and a problem can also be
- * answered (closing): both media types. The declared body is named, and its component comes from the route's
- * success response.
+ * answered (closing): both media types.
  */
 function withDeclaredBody(status: string, schema: Schema, problem: Schema | undefined): Schema {
-  const declared = { 'application/json': { schema: schema.$id ? { $ref: `#/components/schemas/${String(schema.$id)}` } : schema } }
-  if (!problem) return { ...successResponse(status, schema, sharedHeader('X-Request-Id')) }
-  const content = { ...declared, ...(problem.content as Schema) }
+  if (!problem) return successResponse(status, schema, sharedHeader('X-Request-Id'))
+  // Inside `content` @fastify/swagger names nothing: a named body is referenced, and its component comes from the
+  // route's success response.
+  const body = schema.$id ? { $ref: `#/components/schemas/${String(schema.$id)}` } : schema
+  const content = { 'application/json': { schema: body }, ...(problem.content as Schema) }
   // Retry-After comes with the problem only (closing), not with the route's own body.
   const description = `${STATUS_CODES[status]}: ${String(schema.$id ?? 'the body')} as JSON, or a problem (with Retry-After)`
   return { ...problem, description, headers: sharedHeader('X-Request-Id'), content }
