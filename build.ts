@@ -6,9 +6,13 @@ import type { Database } from './db/database.js'
 import type { Env } from './lib/env.js'
 import { serverOptions } from './lib/http/server-options.js'
 
-/** Builds the ready service on an open database; server.ts listens on it, tests inject into it. */
-export async function buildService(env: Env, database: Database): Promise<FastifyInstance> {
+/**
+ * Builds the ready service on an open database; server.ts listens on it, tests inject into it. `before` sees the
+ * bare instance first (tests add hooks there that must see every route and request).
+ */
+export async function buildService(env: Env, database: Database, before?: (fastify: FastifyInstance) => void): Promise<FastifyInstance> {
   const fastify = Fastify(serverOptions(env)).withTypeProvider<TypeBoxTypeProvider>()
+  before?.(fastify)
   await fastify.register(fp(app), { env, database })
   await fastify.ready()
   return fastify

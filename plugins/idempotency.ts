@@ -28,7 +28,9 @@ declare module 'fastify' {
 
 export const REPLAYED_HEADER = 'Idempotent-Replayed'
 const KEY_HEADER = 'idempotency-key'
-const KEY_FORMAT = /^[\x21-\x7E]{1,255}$/
+/** 1-255 visible ASCII characters; routes declare the same pattern in their header schema for the document. */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7E]{1,255}$'
+const KEY_FORMAT = new RegExp(IDEMPOTENCY_KEY_PATTERN)
 
 interface HeldKey extends Claim {
   completed: boolean

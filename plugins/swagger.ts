@@ -1,90 +1,29 @@
-import swagger, { type SwaggerTransform } from '@fastify/swagger'
+import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
-import { STATUS_CODES } from 'node:http'
-import { ProblemSchema } from '../lib/http/problem-schema.js'
+import type { Role } from '../db/schema.js'
+import type { ErrorCode } from '../lib/errors.js'
+import { PROBLEM_SCHEMA_ID, ProblemSchema } from '../lib/http/problem-schema.js'
+import { documentRoute } from '../lib/openapi/document-route.js'
+import { finishDocument } from '../lib/openapi/finish-document.js'
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /**
+     * OpenAPI only: the catalog codes the handler answers, itself or through lib/. Refusals of plugins (auth,
+     * roles, idempotency, rate limits, CSRF, body checks) are derived from the route's config and need no entry.
+     */
+    problems?: readonly ErrorCode[]
+    /** OpenAPI only: the roles a subtree's guard admits (its autohooks set this; `config.roles` speaks for itself). */
+    allowedRoles?: readonly Role[]
+    /** OpenAPI only: the answer sets both token cookies, or clears them. */
+    setsCookies?: 'tokens' | 'cleared'
+  }
+}
 
 /** Where the interactive documentation and the raw document are served; neither appears in the document. */
 export const DOCS_PREFIX = '/docs'
 export const OPENAPI_PATH = '/openapi.json'
-
-const INTERNAL_PREFIX = '/internal/'
-const PROVIDER_CALLBACK_PATH = '/v1/sms/solapi/webhook'
-const PROBLEM_MEDIA_TYPE = 'application/problem+json'
-
-const INTERNAL_NOTE =
-  'Signed operations call, not for end users. Headers: X-Tenant-Slug, X-Timestamp (epoch seconds, within 300 s) and ' +
-  'X-Signature, the lowercase hex HMAC-SHA256 with SVC_INTERNAL_HMAC_SECRET over ' +
-  '`X-Timestamp \\n METHOD \\n path-and-query \\n X-Tenant-Slug \\n hex(SHA-256(raw body))`. ' +
-  'scripts/approve-sender.sh signs and sends it.'
-const PROVIDER_CALLBACK_NOTE =
-  "The SMS provider's delivery reports. Authenticated by X-Provider-Secret, the lowercase hex SHA-1 of the " +
-  'configured webhook token; end-user tokens are not used.'
-
-// Header-based schemes for the two non-user callers, so their operations can state what they need instead of
-// claiming to be public.
-const INTERNAL_SECURITY = [{ internalTenantSlug: [], internalTimestamp: [], internalSignature: [] }]
-const PROVIDER_SECURITY = [{ providerSecret: [] }]
-
-const problemResponse = (description: string) => ({
-  description,
-  content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemSchema } },
-})
-
-function isProblemSchema(schema: unknown): boolean {
-  const properties = (schema as { properties?: Record<string, unknown> } | null)?.properties
-  return Boolean(properties && ['type', 'title', 'status', 'code'].every((key) => key in properties))
-}
-
-/**
- * Every declared 4xx/5xx Problem body is documented under its real media type, and a route that does not declare
- * the ranges gets them: any route can answer VALIDATION_FAILED, NOT_FOUND, RATE_LIMITED or INTERNAL_ERROR.
- * Success bodies and non-problem errors (the health check's 503 DOWN) stay as declared.
- */
-function documentResponses(response: unknown): Record<string, unknown> {
-  const declared = (response ?? {}) as Record<string, unknown>
-  const documented: Record<string, unknown> = {}
-  for (const [status, schema] of Object.entries(declared)) {
-    const isError = /^[45]/.test(status)
-    documented[status] = isError && isProblemSchema(schema) ? problemResponse(`${STATUS_CODES[status] ?? status}: Problem Details (RFC 9457)`) : schema
-  }
-  const has = (range: string) => Object.keys(documented).some((status) => status.toUpperCase() === range)
-  // Without this, a route that declares no response at all would be documented as only ever failing.
-  if (!Object.keys(documented).some((status) => /^[123]|^default$/.test(status))) {
-    documented.default = { description: 'Success; this route declares no response schema' }
-  }
-  if (!has('4XX')) documented['4XX'] = problemResponse('Client error: Problem Details (RFC 9457), `code` from the error catalog')
-  if (!has('5XX')) documented['5XX'] = problemResponse('Server error: Problem Details (RFC 9457); details are only logged')
-  return documented
-}
-
-/**
- * Documentation only (the route's validation and serialisation are untouched): security from the route's own flags,
- * the two non-user families tagged and described, and problem responses everywhere.
- */
-export const documentRoute: SwaggerTransform = ({ schema, url, route }) => {
-  const declared = (schema ?? {}) as FastifySchema & { security?: unknown; description?: string; tags?: string[] }
-  const documented: Record<string, unknown> = { ...declared, response: documentResponses(declared.response) }
-  const withNote = (note: string) => (declared.description ? `${declared.description}\n\n${note}` : note)
-  const publicRoute = (route.config as { auth?: unknown } | undefined)?.auth === false
-
-  if (url.startsWith(INTERNAL_PREFIX)) {
-    Object.assign(documented, { tags: ['internal'], description: withNote(INTERNAL_NOTE), security: INTERNAL_SECURITY })
-  } else if (url === PROVIDER_CALLBACK_PATH) {
-    Object.assign(documented, {
-      tags: ['provider-callback'],
-      description: withNote(PROVIDER_CALLBACK_NOTE),
-      security: PROVIDER_SECURITY,
-    })
-  } else if (declared.security === undefined && publicRoute) {
-    documented.security = []
-  }
-  // A prefix's '/' route answers with and without the slash, and Fastify leaves the options it shares with the
-  // slash variant holding that URL; the contract spells these paths without it (`/v1/me`).
-  const path = url.length > 1 && url.endsWith('/') ? url.slice(0, -1) : url
-  return { schema: documented as FastifySchema, url: path }
-}
 
 export default fp(
   async (app) => {
@@ -96,7 +35,10 @@ export default fp(
           version: 'v1',
           description:
             'Academies (tenants) register an owner; staff sign in, manage sessions and profiles, and send SMS to ' +
-            'guardians. Every error body is `application/problem+json` with a stable `code`.',
+            'guardians. Every error body is `application/problem+json` with a stable `code`; each operation lists ' +
+            'the codes it can answer, per status.',
+          // No public licence (the package is private); an SPDX reference for a proprietary one, as tools expect.
+          license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         },
         servers: [{ url: '/', description: 'this service' }],
         tags: [
@@ -110,6 +52,9 @@ export default fp(
           { name: 'operations', description: 'Health' },
         ],
         components: {
+          // Problem is referenced from every error response; @fastify/swagger names the other schemas itself, after
+          // their `$id`, wherever a route uses them (refResolver below).
+          schemas: { [PROBLEM_SCHEMA_ID]: ProblemSchema },
           securitySchemes: {
             bearerAuth: {
               type: 'http',
@@ -132,7 +77,9 @@ export default fp(
         // Either credential is accepted; routes open to anyone override this with `security: []`.
         security: [{ bearerAuth: [] }, { cookieAuth: [] }],
       },
+      refResolver: { buildLocalReference: (schema, _base, _fragment, index) => String(schema.$id ?? `def-${index}`) },
       transform: documentRoute,
+      transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     })
 
     // The documentation routes are public: in their own context, every route they add is marked `auth: false`
@@ -143,7 +90,8 @@ export default fp(
         route.config = { ...route.config, auth: false, tenant: false }
         route.schema = { ...route.schema, hide: true }
       })
-      await docs.register(swaggerUi, { routePrefix: DOCS_PREFIX })
+      // The explorer loads the document from its public address rather than the UI's own copy under /docs/json.
+      await docs.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { urls: [{ url: OPENAPI_PATH, name: OPENAPI_PATH }] } })
       docs.get(OPENAPI_PATH, async () => docs.swagger())
     })
   },

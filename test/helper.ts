@@ -12,6 +12,7 @@ import { postgresOptions } from '../db/open.js'
 import { loadEnv, type Env } from '../lib/env.js'
 import { buildService } from '../build.js'
 import { serverOptions } from '../lib/http/server-options.js'
+import { watchDocumentedProblems } from './documented-problems.js'
 
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-at-least-32-bytes-long'
 
@@ -122,7 +123,7 @@ export function sharedEmbeddedDatabase(store: EmbeddedDatabase): Database {
 /** Builds the production app against the test database (migrated once by the global setup). */
 export async function buildTestApp(overrides: Record<string, string> = {}): Promise<FastifyInstance> {
   const env = testEnv(overrides)
-  return buildService(env, openTestDatabase(env))
+  return buildService(env, openTestDatabase(env), watchDocumentedProblems)
 }
 
 /** One app per test file, closed after it: `const app = useTestApp()` then `app.current.inject(...)`. */
@@ -149,6 +150,7 @@ export async function buildAppWith(
 ): Promise<FastifyInstance> {
   const env = testEnv(overrides)
   const fastify = Fastify(serverOptions(env)).withTypeProvider<TypeBoxTypeProvider>()
+  watchDocumentedProblems(fastify)
   before?.(fastify)
   await fastify.register(fp(app), { env, database: openTestDatabase(env) })
   await fastify.register(extend)

@@ -3,7 +3,12 @@ import { Nullable, StringEnum } from '../http/response-types.js'
 import type { UserRecord } from '../../db/repos/users.js'
 import type { Tenant } from '../../db/repos/tenants.js'
 
-export const RoleSchema = StringEnum(['OWNER', 'MANAGER', 'INSTRUCTOR', 'STUDENT'])
+export const RoleSchema = StringEnum(['OWNER', 'MANAGER', 'INSTRUCTOR', 'STUDENT'], { $id: 'Role' })
+
+// The demo academy's owner (README "Try it"), as the OpenAPI examples show it.
+const demoOwner = { id: 1, userLoginId: 'demo-owner', name: 'Kim Owner', role: 'OWNER', tenantSlug: 'demo-academy' }
+const demoTenant = { tenantId: 1, tenantCustomId: 'DEMO2026', tenantCustomDomain: null, tenantOnboardingCompletedAt: null }
+const exampleUser = { ...demoOwner, phone: '01020260001', email: 'demo-owner', ...demoTenant, avatarSeed: 'q7Hc2LmX9aPe' }
 
 export const UserResponseSchema = Type.Object({
   id: Type.Integer(),
@@ -19,7 +24,7 @@ export const UserResponseSchema = Type.Object({
   tenantCustomDomain: Nullable(Type.String()),
   tenantOnboardingCompletedAt: Nullable(Type.String({ format: 'date-time' })),
   avatarSeed: Type.String(),
-})
+}, { $id: 'User', examples: [exampleUser] })
 
 export const MinimalUserSchema = Type.Object({
   id: Type.Integer(),
@@ -27,7 +32,7 @@ export const MinimalUserSchema = Type.Object({
   name: Type.String(),
   role: RoleSchema,
   tenantSlug: Type.String(),
-})
+}, { $id: 'UserSummary', examples: [demoOwner] })
 
 export type UserResponse = Static<typeof UserResponseSchema>
 export type MinimalUser = Static<typeof MinimalUserSchema>

@@ -1,13 +1,58 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, StringEnum } from '../http/response-types.js'
+import { Nullable, NullableStringEnum, StringEnum } from '../http/response-types.js'
 import type { MessageRecord, RecipientRecord } from '../../db/repos/sms-messages.js'
-import type { StoredRecipient } from '../../db/schema.js'
+import type { DeliveryStatus, SmsStatus, StoredRecipient } from '../../db/schema.js'
 import { maskPhone } from './phone.js'
 
 const Time = Type.String({ format: 'date-time' })
 const NullableTime = Nullable(Time)
 const NullableString = Nullable(Type.String())
 const NullableInteger = Nullable(Type.Integer())
+
+export const SMS_STATUSES = ['PENDING', 'DISPATCHED', 'SENT', 'FAILED', 'PARTIAL', 'CANCELLED'] as const satisfies readonly SmsStatus[]
+const DELIVERY_STATUSES = ['PENDING', 'DISPATCHED', 'DELIVERED', 'FAILED', 'CANCELLED'] as const satisfies readonly DeliveryStatus[]
+
+// The response mappers below assign the stored types to these enums, so a new stored value fails to compile here.
+const SmsStatusSchema = StringEnum(SMS_STATUSES, { $id: 'SmsStatus' })
+const DeliveryStatusSchema = NullableStringEnum(DELIVERY_STATUSES, {
+  $id: 'DeliveryStatus',
+  description: "A recipient's delivery; null for recipient group members, which are an address book, not deliveries",
+})
+
+const exampleRecipient = {
+  phone: '010-****-5678',
+  name: 'Kim',
+  studentId: null,
+  className: null,
+  recipientRole: null,
+  deliveryStatus: 'PENDING',
+}
+const sentAtCreation = '2026-11-23T09:00:00.000Z'
+// README "Try it": the first send, as it answers before the mock provider settles it.
+const exampleMessage = {
+  id: 1,
+  senderId: 1,
+  senderNumber: null,
+  recipientType: 'CUSTOM',
+  recipients: [exampleRecipient],
+  recipientCount: 1,
+  title: 'Hello',
+  recipientGroupId: null,
+  content: 'Hello {name}',
+  templateId: null,
+  scheduledAt: null,
+  cancelledAt: null,
+  sentAt: null,
+  messageType: 'SMS',
+  estimatedSegments: 1,
+  unitPrice: 20,
+  totalPrice: 20,
+  status: 'PENDING',
+  successCount: 0,
+  failCount: 0,
+  createdAt: sentAtCreation,
+  updatedAt: sentAtCreation,
+}
 
 /**
  * A recipient in answers: the phone is always masked (`010-****-5678`). `deliveryStatus` is null for group
@@ -19,8 +64,8 @@ export const RecipientResponseSchema = Type.Object({
   studentId: NullableInteger,
   className: NullableString,
   recipientRole: NullableString,
-  deliveryStatus: NullableString,
-})
+  deliveryStatus: DeliveryStatusSchema,
+}, { $id: 'SmsRecipient', examples: [exampleRecipient] })
 export type RecipientResponse = Static<typeof RecipientResponseSchema>
 
 /** A message in answers; the response schema also guarantees no dispatch internals are ever serialised. */
@@ -28,7 +73,11 @@ export const MessageResponseSchema = Type.Object({
   id: Type.Integer(),
   senderId: Type.Integer(),
   senderNumber: NullableString,
-  recipientType: Type.String(),
+  // Free text: the recipients' common recipientRole (any string a send gives), so no enum can list it.
+  recipientType: Type.String({
+    description: "The recipients' common recipientRole (GUARDIAN for class sends), CUSTOM when they differ or have none",
+    examples: ['GUARDIAN', 'CUSTOM'],
+  }),
   recipients: Type.Array(RecipientResponseSchema),
   recipientCount: Type.Integer(),
   title: Type.String(),
@@ -38,21 +87,21 @@ export const MessageResponseSchema = Type.Object({
   scheduledAt: NullableTime,
   cancelledAt: NullableTime,
   sentAt: NullableTime,
-  messageType: StringEnum(['SMS', 'LMS']),
+  messageType: StringEnum(['SMS', 'LMS'], { $id: 'SmsMessageType' }),
   estimatedSegments: Type.Integer(),
   unitPrice: Type.Integer(),
   totalPrice: Type.Integer(),
-  status: Type.String(),
+  status: SmsStatusSchema,
   successCount: Type.Integer(),
   failCount: Type.Integer(),
   createdAt: Time,
   updatedAt: Time,
-})
+}, { $id: 'SmsMessage', examples: [exampleMessage] })
 export type MessageResponse = Static<typeof MessageResponseSchema>
 
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null
 
-export function toRecipientResponse(recipient: StoredRecipient & { deliveryStatus?: string | null }): RecipientResponse {
+export function toRecipientResponse(recipient: StoredRecipient & { deliveryStatus?: DeliveryStatus | null }): RecipientResponse {
   return {
     phone: maskPhone(recipient.phone),
     name: recipient.name,

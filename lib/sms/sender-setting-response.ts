@@ -5,25 +5,37 @@ import { formatHyphenated } from './phone.js'
 
 const NullableTime = Nullable(Type.String({ format: 'date-time' }))
 
+const exampleSetting = {
+  id: 1,
+  provider: 'extsms',
+  senderNumber: '02-1234-5678',
+  registrationStatus: 'PENDING',
+  rejectionReason: null,
+  approvedAt: null,
+  rejectedAt: null,
+  createdAt: '2026-11-23T09:00:00.000Z',
+  updatedAt: '2026-11-23T09:00:00.000Z',
+}
+
 /** The sender setting as the settings view shows it (OWNER GET/PUT and the internal approval answer). */
 export const SenderSettingSchema = Type.Object({
   id: Nullable(Type.Integer()),
   provider: Type.String(),
   senderNumber: Nullable(Type.String()),
-  registrationStatus: StringEnum(['NOT_CONFIGURED', 'PENDING', 'APPROVED', 'REJECTED']),
+  registrationStatus: StringEnum(['NOT_CONFIGURED', 'PENDING', 'APPROVED', 'REJECTED'], { $id: 'SenderRegistrationStatus' }),
   rejectionReason: Nullable(Type.String()),
   approvedAt: NullableTime,
   rejectedAt: NullableTime,
   createdAt: NullableTime,
   updatedAt: NullableTime,
-})
+}, { $id: 'SenderSetting', examples: [exampleSetting] })
 export type SenderSetting = Static<typeof SenderSettingSchema>
 
 /** What every staff member may see: no number, no reasons. */
 export const SenderSettingStatusSchema = Type.Object({
   provider: Type.String(),
   registrationStatus: SenderSettingSchema.properties.registrationStatus,
-})
+}, { $id: 'SenderSettingStatus', examples: [{ provider: 'extsms', registrationStatus: 'PENDING' }] })
 export type SenderSettingStatus = Static<typeof SenderSettingStatusSchema>
 
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null

@@ -4,7 +4,19 @@ import { StringEnum } from '../http/response-types.js'
 
 export const TEMPLATE_CATEGORIES = ['GENERAL', 'ATTENDANCE', 'PAYMENT', 'EXAM', 'CUSTOM'] as const
 
-export const TemplateCategorySchema = StringEnum(TEMPLATE_CATEGORIES)
+export const TemplateCategorySchema = StringEnum(TEMPLATE_CATEGORIES, { $id: 'TemplateCategory' })
+
+// The demo academy's template (README "Try it").
+const exampleTemplate = {
+  id: 1,
+  name: 'Class notice',
+  content: 'Hello, guardian of {name}: {className} starts at 4 pm today.',
+  category: 'GENERAL',
+  version: 0,
+  createdBy: 2,
+  createdAt: '2026-11-23T09:00:00.000Z',
+  updatedAt: '2026-11-23T09:00:00.000Z',
+}
 
 /** A template (docs/api.md#templates): content is returned as stored, never rendered. */
 export const TemplateSchema = Type.Object({
@@ -16,7 +28,7 @@ export const TemplateSchema = Type.Object({
   createdBy: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
-})
+}, { $id: 'SmsTemplate', examples: [exampleTemplate] })
 export type Template = Static<typeof TemplateSchema>
 
 /** A page (docs/api.md#history-paging-and-sorting). */
@@ -27,7 +39,7 @@ export const TemplatePageSchema = Type.Object({
   total: Type.Integer(),
   totalPages: Type.Integer(),
   hasNext: Type.Boolean(),
-})
+}, { $id: 'SmsTemplatePage' })
 export type TemplatePage = Static<typeof TemplatePageSchema>
 
 export function toTemplate(record: TemplateRecord): Template {

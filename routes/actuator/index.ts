@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
 import { StringEnum } from '../../lib/http/response-types.js'
 
-const HealthSchema = Type.Object({ status: StringEnum(['UP', 'DOWN']) })
+const HealthSchema = Type.Object({ status: StringEnum(['UP', 'DOWN']) }, { $id: 'Health', examples: [{ status: 'UP' }] })
 const PROBE_TIMEOUT_MS = 2000
 
 function withinProbeTimeout(work: Promise<unknown>): Promise<unknown> {
@@ -18,7 +18,8 @@ const probeSchema = { tags: ['operations'], response: { 200: HealthSchema, 503: 
 const probeLog = { requestLog: 'debug' } as const
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/health', { config: { auth: false, ...probeLog }, schema: probeSchema }, async (request, reply) => {
+  const health = { ...probeSchema, operationId: 'getHealth', summary: 'UP when the database answers' }
+  app.get('/health', { config: { auth: false, ...probeLog }, schema: health }, async (request, reply) => {
     try {
       await withinProbeTimeout(sql`select 1`.execute(app.db))
       return { status: 'UP' as const }
@@ -30,7 +31,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   // Liveness restarts the process when it fails, so it asks nothing of the database: a database outage must not
   // turn into every instance restarting at once.
-  app.get('/health/liveness', { config: { auth: false, answersWhileClosing: true, ...probeLog }, schema: probeSchema }, async () => ({
+  const liveness = { ...probeSchema, operationId: 'getLiveness', summary: 'UP while the process serves HTTP' }
+  app.get('/health/liveness', { config: { auth: false, answersWhileClosing: true, ...probeLog }, schema: liveness }, async () => ({
     status: 'UP' as const,
   }))
 
@@ -38,7 +40,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   // cannot pass through the same pool, client and transaction path requests use (db/database.ts `probe`).
   app.get(
     '/health/readiness',
-    { config: { auth: false, answersWhileClosing: true, ...probeLog }, schema: probeSchema },
+    {
+      config: { auth: false, answersWhileClosing: true, ...probeLog },
+      schema: { ...probeSchema, operationId: 'getReadiness', summary: 'UP when a query passes through the request path' },
+    },
     async (request, reply) => {
       if (app.closing) return reply.code(503).send({ status: 'DOWN' as const })
       try {

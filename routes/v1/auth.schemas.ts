@@ -23,7 +23,18 @@ export const StudentRegistrationSchema = Type.Object(
     name: Name,
     phone: Type.Optional(Phone),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        tenantSlug: 'demo-academy',
+        userLoginId: 'demo-student-6',
+        password: 'Academy-Student-26',
+        name: 'Choi Student',
+        phone: '010-3000-0006',
+      },
+    ],
+  },
 )
 export type StudentRegistration = Static<typeof StudentRegistrationSchema>
 
@@ -35,7 +46,18 @@ export const OwnerRegistrationSchema = Type.Object(
     password: NewPassword,
     name: Name,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        instituteName: 'Demo Academy',
+        businessRegistrationNumber: '124-81-00998',
+        userLoginId: 'demo-owner',
+        password: 'Academy-Owner-26',
+        name: 'Kim Owner',
+      },
+    ],
+  },
 )
 export type OwnerRegistrationBody = Static<typeof OwnerRegistrationSchema>
 
@@ -45,15 +67,27 @@ export const LoginSchema = Type.Object(
     password: Type.String({ minLength: 1, maxLength: 1000 }),
     customId: Type.Optional(Type.String({ minLength: 1, maxLength: 20, pattern: NO_CONTROL })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ userLoginId: 'demo-owner', password: 'Academy-Owner-26', customId: 'DEMO2026' }] },
 )
 export type LoginBody = Static<typeof LoginSchema>
 
 const lifetimes = {
-  accessExpiresIn: Type.Integer({ description: 'seconds' }),
-  refreshExpiresIn: Type.Integer({ description: 'seconds' }),
+  accessExpiresIn: Type.Integer({ description: 'seconds', examples: [3600] }),
+  refreshExpiresIn: Type.Integer({ description: 'seconds', examples: [604_800] }),
 }
 
-export const RegisteredResponseSchema = Type.Object({ ...lifetimes, user: UserResponseSchema })
-export const LoginResponseSchema = Type.Object({ ...lifetimes, user: MinimalUserSchema })
-export const RefreshResponseSchema = Type.Object({ ...lifetimes, user: Type.Null() })
+export const RegisteredResponseSchema = Type.Object({ ...lifetimes, user: UserResponseSchema }, { $id: 'RegisterResponse' })
+export const LoginResponseSchema = Type.Object({ ...lifetimes, user: MinimalUserSchema }, { $id: 'LoginResponse' })
+export const RefreshResponseSchema = Type.Object({ ...lifetimes, user: Type.Null() }, { $id: 'RefreshResponse' })
+
+// Declared for the document; an absent or unknown value is not refused: the User-Agent then decides the category.
+export const ClientHeadersSchema = Type.Object({
+  'x-device-category': Type.Optional(
+    Type.String({
+      description:
+        "The session's device category: WEB, MOBILE, TABLET or DESKTOP, in any case. One session is kept per category " +
+        '(a new login replaces the earlier one of the same kind). Without it, or with another value, the User-Agent decides.',
+      examples: ['MOBILE'],
+    }),
+  ),
+})

@@ -3,14 +3,23 @@ import { clientInfo } from '../../lib/auth/client-info.js'
 import { setAuthCookies } from '../../lib/auth/cookies.js'
 import { login } from '../../lib/auth/login.js'
 import { failedLoginOutcome } from '../../lib/observability/metrics.js'
-import { LoginResponseSchema, LoginSchema } from './auth.schemas.js'
+import { ClientHeadersSchema, LoginResponseSchema, LoginSchema } from './auth.schemas.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/login',
     {
       config: { auth: false, addressRateLimit: 'AUTH_018' },
-      schema: { tags: ['auth'], body: LoginSchema, response: { 200: LoginResponseSchema } },
+      schema: {
+        operationId: 'login',
+        summary: 'Sign in: into one academy with customId, or as an owner without it',
+        tags: ['auth'],
+        headers: ClientHeadersSchema,
+        body: LoginSchema,
+        response: { 200: LoginResponseSchema },
+        problems: ['AUTH_001', 'AUTH_010', 'AUTH_015', 'AUTH_018'],
+        setsCookies: 'tokens',
+      },
     },
     async (request, reply) => {
       let session: Awaited<ReturnType<typeof login>>

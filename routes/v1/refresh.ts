@@ -16,7 +16,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       // The address budget is counted inside the rotation statement (lib/auth/refresh.ts), not by the rate-limit hook.
       // The refresh cookie authenticates it, so cross-origin calls are refused like cookie-signed ones (plugins/csrf.ts).
       config: { auth: false, refreshCookie: true },
-      schema: { tags: ['auth'], response: { 200: RefreshResponseSchema } },
+      schema: {
+        operationId: 'refreshTokens',
+        summary: 'Rotate both tokens with the refresh cookie',
+        tags: ['auth'],
+        response: { 200: RefreshResponseSchema },
+        problems: ['AUTH_005', 'AUTH_006', 'AUTH_007', 'AUTH_010', 'AUTH_015', 'AUTH_016', 'AUTH_017', 'RATE_LIMITED'],
+        setsCookies: 'tokens',
+      },
     },
     async (request, reply) => {
       const budget = addressBudget(request.ip, app.env.SVC_LOGIN_IP_PER_MINUTE)

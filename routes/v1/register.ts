@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { clientInfo } from '../../lib/auth/client-info.js'
 import { setAuthCookies } from '../../lib/auth/cookies.js'
 import { registerOwner, registerStudent } from '../../lib/auth/register.js'
-import { OwnerRegistrationSchema, RegisteredResponseSchema, StudentRegistrationSchema } from './auth.schemas.js'
+import { ClientHeadersSchema, OwnerRegistrationSchema, RegisteredResponseSchema, StudentRegistrationSchema } from './auth.schemas.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const lifetimes = { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL }
@@ -11,7 +11,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/register',
     {
       config: { auth: false, addressRateLimit: 'RATE_LIMITED' },
-      schema: { tags: ['auth'], body: StudentRegistrationSchema, response: { 201: RegisteredResponseSchema } },
+      schema: {
+        operationId: 'registerStudent',
+        summary: 'Join an active academy as a student',
+        tags: ['auth'],
+        headers: ClientHeadersSchema,
+        body: StudentRegistrationSchema,
+        response: { 201: RegisteredResponseSchema },
+        problems: ['AUTH_009', 'AUTH_010', 'AUTH_011', 'AUTH_012', 'INVALID_PHONE_NUMBER'],
+        setsCookies: 'tokens',
+      },
     },
     async (request, reply) => {
       const { tokens, user } = await registerStudent(app.authDeps, request.body, clientInfo(request))
@@ -24,7 +33,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/register/owner',
     {
       config: { auth: false, addressRateLimit: 'RATE_LIMITED' },
-      schema: { tags: ['auth'], body: OwnerRegistrationSchema, response: { 201: RegisteredResponseSchema } },
+      schema: {
+        operationId: 'registerOwner',
+        summary: 'Register an academy and its owner',
+        tags: ['auth'],
+        headers: ClientHeadersSchema,
+        body: OwnerRegistrationSchema,
+        response: { 201: RegisteredResponseSchema },
+        problems: ['AUTH_011', 'AUTH_012', 'AUTH_019'],
+        setsCookies: 'tokens',
+      },
     },
     async (request, reply) => {
       const { tokens, user } = await registerOwner(app.authDeps, request.body, clientInfo(request))

@@ -5,7 +5,8 @@ import addFormats from 'ajv-formats'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ProblemSchema } from '../../lib/http/problem-schema.js'
-import { DOCS_PREFIX, OPENAPI_PATH, documentRoute } from '../../plugins/swagger.js'
+import { documentRoute } from '../../lib/openapi/document-route.js'
+import { DOCS_PREFIX, OPENAPI_PATH } from '../../plugins/swagger.js'
 import { METRICS_PATH } from '../../plugins/metrics.js'
 import { buildAppWith } from '../helper.js'
 
@@ -167,21 +168,26 @@ describe('documentRoute (the document transform)', () => {
     expect(transform('/v1/me', {}, {}).security).toBeUndefined()
   })
 
-  it('documents declared Problem errors as problem+json and adds the ranges a route leaves out', () => {
-    const documented = transform('/v1/things', {}, { response: { 200: Type.Object({}), 409: ProblemSchema, '5xx': ProblemSchema } })
-    expect(Object.keys(documented.response).sort()).toEqual(['200', '409', '4XX', '5xx'])
-    expect(documented.response['409']?.content).toHaveProperty(['application/problem+json', 'schema'])
-    expect(documented.response['4XX']?.content).toHaveProperty(['application/problem+json', 'schema'])
+  it('documents one problem+json response per status the route can answer, whatever Problem statuses it declares', () => {
+    const declared = { response: { 200: Type.Object({}), 409: ProblemSchema, '5xx': ProblemSchema }, problems: ['VERSION_CONFLICT'] }
+    const documented = transform('/v1/things', {}, declared)
+    expect(Object.keys(documented.response).sort()).toEqual(['200', '400', '401', '403', '409', '413', '415', '500', '503'])
+    expect(documented.response['409']?.content).toHaveProperty(['application/problem+json', 'schema', 'allOf', 1, 'properties', 'code'], {
+      type: 'string',
+      enum: ['VERSION_CONFLICT'],
+    })
     expect(documented.response['200']?.content).toBeUndefined()
   })
 
   it('still documents success for a route that declares no response schema', () => {
-    expect(Object.keys(transform('/v1/undeclared', {}, {}).response).sort()).toEqual(['4XX', '5XX', 'default'])
+    expect(Object.keys(transform('/v1/undeclared', {}, {}).response)).toContain('default')
   })
 
-  it('keeps a non-problem error body as declared (the health check answers 503 DOWN)', () => {
+  it('keeps a non-problem error body as declared next to the problem of that status (503 DOWN, or closing)', () => {
     const down = Type.Object({ status: Type.Literal('DOWN') })
-    expect(transform('/actuator/health', { auth: false }, { response: { 503: down } }).response['503']).toBe(down)
+    const documented = transform('/actuator/health', { auth: false }, { response: { 503: down } }).response['503']
+    expect(documented?.content?.['application/json']).toEqual({ schema: down })
+    expect(documented?.content).toHaveProperty(['application/problem+json', 'schema', 'allOf', 1, 'properties', 'code', 'enum'], ['SERVICE_UNAVAILABLE'])
   })
 
   it('tags /internal/ routes as signed operations calls with their own header credentials', () => {

@@ -9,6 +9,9 @@ export const ApprovalBodySchema = Type.Object(
     registrationStatus: Type.Optional(Type.Unknown({ description: 'APPROVED or REJECTED; anything else APPROVAL_STATUS_INVALID' })),
     rejectionReason: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ registrationStatus: 'APPROVED' }, { registrationStatus: 'REJECTED', rejectionReason: 'Number not owned by the academy' }],
+  },
 )
 export type ApprovalBody = Static<typeof ApprovalBodySchema>

@@ -21,7 +21,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       // The tenant comes from the signed X-Tenant-Slug (plugins/internal-signature.ts); no user token is read.
       config: { auth: false, internalSignature: true, tenant: true },
       schema: {
+        operationId: 'decideSenderSetting',
+        summary: "Record the provider's decision on a tenant's sender number",
         tags: ['internal'],
+        problems: ['APPROVAL_STATUS_INVALID', 'REJECTION_REASON_REQUIRED', 'SENDER_SETTING_NOT_FOUND'],
         params: ApprovalParamsSchema,
         body: ApprovalBodySchema,
         response: { 200: SenderSettingSchema, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema },

@@ -12,7 +12,7 @@ const Phone = Type.Union([Type.String(), Type.Null()], {
 /** Merge-patch semantics: only the fields present change; `{}` changes nothing. */
 export const UpdateProfileSchema = Type.Object(
   { name: Type.Optional(Name), phone: Type.Optional(Phone) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'Kim Owner', phone: '010-2026-0001' }] },
 )
 export type UpdateProfile = Static<typeof UpdateProfileSchema>
 
@@ -22,14 +22,14 @@ export const ChangePasswordSchema = Type.Object(
     // The policy (lib/auth/password-policy.ts) judges the content; the schema only bounds the size.
     newPassword: Type.String({ minLength: 1, maxLength: 200 }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ currentPassword: 'Academy-Owner-26', newPassword: 'Spring-Term-Notices-27' }] },
 )
 
 export const AvatarSeed = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })
 
 export const UpdateAvatarSchema = Type.Object(
   { avatarSeed: Type.Optional(AvatarSeed) },
-  { additionalProperties: false, description: 'omit avatarSeed for a new random seed' },
+  { additionalProperties: false, description: 'omit avatarSeed for a new random seed', examples: [{ avatarSeed: 'q7Hc2LmX9aPe' }, {}] },
 )
 
-export const AvatarResponseSchema = Type.Object({ avatarSeed: AvatarSeed })
+export const AvatarResponseSchema = Type.Object({ avatarSeed: AvatarSeed }, { $id: 'Avatar', examples: [{ avatarSeed: 'q7Hc2LmX9aPe' }] })

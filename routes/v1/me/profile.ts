@@ -15,13 +15,23 @@ import {
 
 // Not index.ts: autoload loads only the index file of a folder that has one, which would drop sessions.ts.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/', { schema: { tags: ['me'], response: { 200: UserResponseSchema } } }, async (request) => {
+  const getMe = { operationId: 'getMe', summary: 'The signed-in user', tags: ['me'], response: { 200: UserResponseSchema } }
+  app.get('/', { schema: getMe }, async (request) => {
     return currentUserResponse(request.db, request.caller.userId)
   })
 
   app.patch(
     '/',
-    { schema: { tags: ['me'], body: UpdateProfileSchema, response: { 200: UserResponseSchema } } },
+    {
+      schema: {
+        operationId: 'updateMe',
+        summary: 'Change your name or phone',
+        tags: ['me'],
+        body: UpdateProfileSchema,
+        response: { 200: UserResponseSchema },
+        problems: ['INVALID_PHONE_NUMBER'],
+      },
+    },
     async (request) => {
       const { name, phone } = request.body
       const changes = {
@@ -39,7 +49,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     {
       // A stolen access token must not turn this into an unlimited password oracle: the login budget applies.
       config: { addressRateLimit: 'RATE_LIMITED' },
-      schema: { tags: ['me'], body: ChangePasswordSchema, response: { 204: Type.Null() } },
+      schema: {
+        operationId: 'changePassword',
+        summary: 'Change your password; your other sessions end',
+        tags: ['me'],
+        body: ChangePasswordSchema,
+        response: { 204: Type.Null() },
+        problems: ['AUTH_012', 'AUTH_013'],
+      },
     },
     async (request, reply) => {
       const { userId, sid } = request.caller
@@ -56,7 +73,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {}
       },
-      schema: { tags: ['me'], body: UpdateAvatarSchema, response: { 200: AvatarResponseSchema } },
+      schema: {
+        operationId: 'updateAvatar',
+        summary: 'Set your avatar seed, or draw a new one',
+        tags: ['me'],
+        body: UpdateAvatarSchema,
+        response: { 200: AvatarResponseSchema },
+      },
     },
     async (request) => {
       const avatarSeed = request.body.avatarSeed ?? generateAvatarSeed()

@@ -68,6 +68,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/',
     {
       schema: {
+        operationId: 'listSmsTemplates',
+        summary: "The academy's templates, newest first",
         tags: ['sms-templates'],
         querystring: ListTemplatesQuerySchema,
         response: { 200: TemplatePageSchema, ...errors },
@@ -84,7 +86,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/',
     {
-      schema: { tags: ['sms-templates'], body: CreateTemplateBodySchema, response: { 201: TemplateSchema, ...errors } },
+      schema: {
+        operationId: 'createSmsTemplate',
+        summary: 'Create a template',
+        tags: ['sms-templates'],
+        body: CreateTemplateBodySchema,
+        response: { 201: TemplateSchema, ...errors },
+        problems: ['CONTENT_TOO_LONG'],
+      },
     },
     async (request, reply) => {
       const identity = request.caller
@@ -102,10 +111,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id',
     {
       schema: {
+        operationId: 'updateSmsTemplate',
+        summary: 'Change a template (creator, OWNER or MANAGER) at the version you read',
         tags: ['sms-templates'],
         params: TemplateIdParamsSchema,
         body: UpdateTemplateBodySchema,
         response: { 200: TemplateSchema, ...targetErrors, 409: ProblemSchema },
+        problems: ['CONTENT_TOO_LONG', 'TEMPLATE_NOT_FOUND', 'VERSION_CONFLICT'],
       },
     },
     async (request) => {
@@ -122,9 +134,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/:id',
     {
       schema: {
+        operationId: 'deleteSmsTemplate',
+        summary: 'Delete a template (creator, OWNER or MANAGER)',
         tags: ['sms-templates'],
         params: TemplateIdParamsSchema,
         response: { 204: Type.Null(), ...targetErrors },
+        problems: ['TEMPLATE_NOT_FOUND'],
       },
     },
     async (request, reply) => {

@@ -16,7 +16,10 @@ export type TemplateIdParams = Static<typeof TemplateIdParamsSchema>
 
 export const CreateTemplateBodySchema = Type.Object(
   { name: Name, content: Content, category: TemplateCategorySchema },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'Class notice', content: 'Hello, guardian of {name}: {className} starts at 4 pm today.', category: 'GENERAL' }],
+  },
 )
 export type CreateTemplateBody = Static<typeof CreateTemplateBodySchema>
 
@@ -27,7 +30,7 @@ export const UpdateTemplateBodySchema = Type.Object(
     category: Type.Optional(TemplateCategorySchema),
     version: Version,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ content: 'Hello, guardian of {name}: {className} starts at 5 pm today.', version: 0 }] },
 )
 export type UpdateTemplateBody = Static<typeof UpdateTemplateBodySchema>
 

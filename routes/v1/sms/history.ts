@@ -29,7 +29,7 @@ const PageSchema = Type.Object({
   total: Type.Integer(),
   totalPages: Type.Integer(),
   hasNext: Type.Boolean(),
-})
+}, { $id: 'SmsMessagePage' })
 
 /** OWNER and MANAGER act tenant-wide; an INSTRUCTOR only on their own messages (docs/api.md#roles). */
 function scopeOf(request: FastifyRequest): MessageScope {
@@ -40,7 +40,15 @@ function scopeOf(request: FastifyRequest): MessageScope {
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/history',
-    { schema: { tags: ['sms'], querystring: HistoryQuerySchema, response: { 200: PageSchema, ...errors } } },
+    {
+      schema: {
+        operationId: 'listSmsHistory',
+        summary: 'Messages, a page at a time (an INSTRUCTOR sees only their own)',
+        tags: ['sms'],
+        querystring: HistoryQuerySchema,
+        response: { 200: PageSchema, ...errors },
+      },
+    },
     async (request, reply) => {
       const { page, size, sort, status, recipientType, q } = request.query
       const filter = { tenantId: request.caller.tenantId, ...scopeOf(request), status, recipientType, q }
@@ -57,7 +65,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/history/:id',
-    { schema: { tags: ['sms'], params: IdParamsSchema, response: { 200: MessageResponseSchema, ...errors } } },
+    {
+      schema: {
+        operationId: 'getSmsMessage',
+        summary: 'One message with every recipient, phones masked',
+        tags: ['sms'],
+        params: IdParamsSchema,
+        response: { 200: MessageResponseSchema, ...errors },
+        problems: ['SMS_NOT_FOUND'],
+      },
+    },
     async (request) => {
       const message = await findMessage(request.db, request.params.id, scopeOf(request))
       if (!message) throw new AppError('SMS_NOT_FOUND')
@@ -68,7 +85,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/history/:id/cancel',
     {
-      schema: { tags: ['sms'], params: IdParamsSchema, response: { 200: MessageResponseSchema, ...errors, 409: ProblemSchema } },
+      schema: {
+        operationId: 'cancelSmsMessage',
+        summary: 'Cancel a scheduled message that has not been sent',
+        tags: ['sms'],
+        params: IdParamsSchema,
+        response: { 200: MessageResponseSchema, ...errors, 409: ProblemSchema },
+        problems: ['SMS_NOT_FOUND', 'SMS_NOT_CANCELLABLE'],
+      },
     },
     async (request) => {
       const scope = scopeOf(request)

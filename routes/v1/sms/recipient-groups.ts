@@ -35,9 +35,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       bodyLimit: RECIPIENT_LIST_BODY_LIMIT,
       config: { idempotency: groupReplay },
       schema: {
+        operationId: 'createRecipientGroup',
+        summary: 'Save a list of recipients as your group',
         tags: ['sms'],
         headers: IdempotencyHeadersSchema,
         body: CreateGroupBodySchema,
+        problems: ['RECIPIENTS_REQUIRED', 'TOO_MANY_RECIPIENTS', 'INVALID_PHONE_NUMBER'],
         response: { 201: GroupResponseSchema, ...errors, 409: ProblemSchema, 422: ProblemSchema },
       },
     },
@@ -55,13 +58,29 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/recipient-groups',
-    { schema: { tags: ['sms'], response: { 200: Type.Array(GroupSummarySchema), ...errors } } },
+    {
+      schema: {
+        operationId: 'listRecipientGroups',
+        summary: 'Your recipient groups, newest first, without members',
+        tags: ['sms'],
+        response: { 200: Type.Array(GroupSummarySchema), ...errors },
+      },
+    },
     async (request) => (await listOwnedGroups(request.db, request.caller.userId)).map(toGroupSummary),
   )
 
   app.get(
     '/recipient-groups/:id',
-    { schema: { tags: ['sms'], params: IdParamsSchema, response: { 200: GroupResponseSchema, ...errors } } },
+    {
+      schema: {
+        operationId: 'getRecipientGroup',
+        summary: 'One of your groups with its members, phones masked',
+        tags: ['sms'],
+        params: IdParamsSchema,
+        response: { 200: GroupResponseSchema, ...errors },
+        problems: ['RECIPIENT_GROUP_NOT_FOUND'],
+      },
+    },
     async (request) => loadOwnedGroup(request.db, request.params.id, request.caller.userId),
   )
 }

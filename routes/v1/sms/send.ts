@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { kyselyClassRoster } from '../../../db/repos/class-roster.js'
 import { findMessage, listRecipients } from '../../../db/repos/sms-messages.js'
 import type { TenantTx } from '../../../db/tenant.js'
-import { AppError } from '../../../lib/errors.js'
+import { AppError, type ErrorCode } from '../../../lib/errors.js'
 import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { createMessage, sendSettings, type CreatedMessage } from '../../../lib/sms/create-message.js'
@@ -29,6 +29,18 @@ const response = {
   422: ProblemSchema,
   429: ProblemSchema,
 }
+
+// What either kind of send refuses once it has its recipients: their phones and count, the draft (parseScheduledAt)
+// and createMessage.
+const messageProblems: ErrorCode[] = [
+  'TOO_MANY_RECIPIENTS',
+  'INVALID_PHONE_NUMBER',
+  'TEMPLATE_NOT_FOUND',
+  'SCHEDULED_AT_NOT_IN_FUTURE',
+  'CONTENT_TOO_LONG',
+  'SENDER_SETTING_NOT_APPROVED',
+  'SMS_QUOTA_EXCEEDED',
+]
 
 /** A replay answers with the message as it is now (its status may have moved on since the first answer). */
 export const messageReplay: IdempotentRoute = {
@@ -63,7 +75,15 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     {
       bodyLimit: RECIPIENT_LIST_BODY_LIMIT,
       config: { idempotency: messageReplay },
-      schema: { tags: ['sms'], headers: IdempotencyHeadersSchema, body: SendBodySchema, response },
+      schema: {
+        operationId: 'sendSms',
+        summary: 'Send to listed recipients or to one of your groups, now or at scheduledAt',
+        tags: ['sms'],
+        headers: IdempotencyHeadersSchema,
+        body: SendBodySchema,
+        response,
+        problems: [...messageProblems, 'RECIPIENTS_REQUIRED', 'RECIPIENTS_CONFLICT', 'RECIPIENT_GROUP_NOT_FOUND'],
+      },
     },
     async (request, reply) => {
       const draft = draftOf(request, request.body)
@@ -78,11 +98,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { idempotency: messageReplay },
       schema: {
+        operationId: 'sendClassSms',
+        summary: "Send to the guardians of a class's active students",
         tags: ['sms'],
         headers: IdempotencyHeadersSchema,
         params: ClassParamsSchema,
         body: ClassSendBodySchema,
         response,
+        problems: [...messageProblems, 'CLASS_NOT_FOUND', 'CLASS_HAS_NO_STUDENTS'],
       },
     },
     async (request, reply) => {

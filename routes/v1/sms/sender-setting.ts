@@ -17,13 +17,28 @@ const errors = { 401: ProblemSchema, 403: ProblemSchema }
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sender-setting',
-    { config: { roles: ['OWNER'] }, schema: { tags: ['sms'], response: { 200: SenderSettingSchema, ...errors } } },
+    {
+      config: { roles: ['OWNER'] },
+      schema: {
+        operationId: 'getSenderSetting',
+        summary: "The academy's sender number and its review",
+        tags: ['sms'],
+        response: { 200: SenderSettingSchema, ...errors },
+      },
+    },
     async (request) => toSenderSetting(await findSenderSetting(request.db)),
   )
 
   app.get(
     '/sender-setting/status',
-    { schema: { tags: ['sms'], response: { 200: SenderSettingStatusSchema, ...errors } } },
+    {
+      schema: {
+        operationId: 'getSenderSettingStatus',
+        summary: "Whether the academy's sender number is approved",
+        tags: ['sms'],
+        response: { 200: SenderSettingStatusSchema, ...errors },
+      },
+    },
     async (request) => toSenderSettingStatus(await findSenderSetting(request.db)),
   )
 
@@ -32,8 +47,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { roles: ['OWNER'] },
       schema: {
+        operationId: 'putSenderSetting',
+        summary: 'Ask for a sender number to be reviewed',
         tags: ['sms'],
         body: PutSenderSettingBodySchema,
+        problems: ['INVALID_PHONE_NUMBER'],
         response: { 200: SenderSettingSchema, 400: ProblemSchema, ...errors },
       },
     },

@@ -1,5 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { PathIdSchema } from '../../../lib/http/id-schema.js'
+import { SMS_STATUSES } from '../../../lib/sms/message-response.js'
+import { IDEMPOTENCY_KEY_PATTERN } from '../../../plugins/idempotency.js'
 
 // Ids are bigint in the database; anything past 2^53 could not be represented exactly, so it is refused as input.
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
@@ -9,8 +11,17 @@ const Optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([sch
 export const IdParamsSchema = Type.Object({ id: PathIdSchema })
 export const ClassParamsSchema = Type.Object({ classId: PathIdSchema })
 
-/** Declared for the documentation; its presence and shape are enforced by the idempotency plugin. */
-export const IdempotencyHeadersSchema = Type.Object({ 'idempotency-key': Type.Optional(Type.String()) })
+/**
+ * Required, as the idempotency plugin enforces it: its preValidation hook answers IDEMPOTENCY_KEY_MISSING for a
+ * missing or malformed key before this schema is ever applied, so the schema only documents the same rule.
+ */
+export const IdempotencyHeadersSchema = Type.Object({
+  'idempotency-key': Type.String({
+    pattern: IDEMPOTENCY_KEY_PATTERN,
+    description: 'Any 1-255 visible ASCII characters; the same key with the same request answers the first result again',
+    examples: ['try-1'],
+  }),
+})
 
 // Field sizes follow the columns. The phone has no schema limit: lib/sms/phone.ts judges it, an over-long one
 // included, so every bad phone answers INVALID_PHONE_NUMBER with its index; the body limit bounds it.
@@ -37,23 +48,33 @@ const messageFields = {
   scheduledAt: Optional(Type.String({ format: 'date-time' })),
 }
 
+// README "Try it": a send to listed recipients, and one to the demo owner's group.
+const sendExamples = [
+  { title: 'Hello', content: 'Hello {name}', recipients: [{ phone: '010-1234-5678', name: 'Kim' }] },
+  { title: 'Holiday', content: 'No class on Monday', recipientGroupId: 1 },
+]
+
 // `null` counts as absent for either source, as many JSON serialisers write unset fields that way.
 export const SendBodySchema = Type.Object(
   { recipients: Optional(Recipients), recipientGroupId: Optional(Id), ...messageFields },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: sendExamples },
 )
 export type SendBody = Static<typeof SendBodySchema>
 
-export const ClassSendBodySchema = Type.Object(messageFields, { additionalProperties: false })
+export const ClassSendBodySchema = Type.Object(messageFields, {
+  additionalProperties: false,
+  examples: [{ title: 'Notice', content: '{className} starts at 4, {name}', templateId: 1 }],
+})
 export type ClassSendBody = Static<typeof ClassSendBodySchema>
 
 export const CreateGroupBodySchema = Type.Object(
   { name: NonBlank(100), icon: Optional(Type.String({ maxLength: 50 })), recipients: Recipients },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'Math A guardians', recipients: [{ phone: '010-3000-0001', name: 'Choi Minji', recipientRole: 'GUARDIAN' }] }],
+  },
 )
 export type CreateGroupBody = Static<typeof CreateGroupBodySchema>
-
-export const SMS_STATUSES = ['PENDING', 'DISPATCHED', 'SENT', 'FAILED', 'PARTIAL', 'CANCELLED'] as const
 
 /** `field` or `field,asc|desc` over the allowed fields; anything else is VALIDATION_FAILED. */
 export const HISTORY_SORT_PATTERN = '^(createdAt|sentAt|status)(,([aA][sS][cC]|[dD][eE][sS][cC]))?$'
@@ -62,8 +83,13 @@ export const HistoryQuerySchema = Type.Object({
   page: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
   size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
   status: Type.Optional(Type.Union(SMS_STATUSES.map((status) => Type.Literal(status)))),
-  recipientType: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
-  q: Type.Optional(Type.String({ maxLength: 100 })),
-  sort: Type.String({ pattern: HISTORY_SORT_PATTERN, default: 'createdAt,desc' }),
+  recipientType: Type.Optional(Type.String({ minLength: 1, maxLength: 20, examples: ['GUARDIAN'] })),
+  q: Type.Optional(Type.String({ maxLength: 100, description: 'Case-insensitive text in the title or the content' })),
+  sort: Type.String({
+    pattern: HISTORY_SORT_PATTERN,
+    default: 'createdAt,desc',
+    description: 'createdAt, sentAt or status, then optionally ,asc or ,desc in any case (ascending without one)',
+    examples: ['sentAt,desc'],
+  }),
 })
 export type HistoryQuery = Static<typeof HistoryQuerySchema>

@@ -6,7 +6,7 @@ import { isValidProviderSecret } from '../../../lib/sms/delivery/provider-secret
 import { parseDeliveryReports } from '../../../lib/sms/delivery-report.js'
 import { AppError } from '../../../lib/errors.js'
 
-const WebhookResultSchema = Type.Object({ processed: Type.Integer(), ignored: Type.Integer() })
+const WebhookResultSchema = Type.Object({ processed: Type.Integer(), ignored: Type.Integer() }, { $id: 'DeliveryReportResult' })
 
 // The provider's delivery reports (docs/provider.md#delivery-reports). Not a staff route: X-Provider-Secret instead.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -23,7 +23,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         }
       },
       schema: {
+        operationId: 'receiveDeliveryReports',
+        summary: 'Delivery reports from the SMS provider',
         tags: ['provider-callback'],
+        problems: ['WEBHOOK_SECRET_INVALID'],
         headers: Type.Object({ 'x-provider-secret': Type.Optional(Type.String()) }),
         // Elements are checked one by one (a bad one is ignored, not fatal); only the array itself is required.
         body: Type.Array(Type.Unknown(), { maxItems: 10_000 }),
