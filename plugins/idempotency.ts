@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { KeyScope } from '../db/repos/idempotency-keys.js'
 import type { TenantTx } from '../db/tenant.js'
 import { AppError } from '../lib/errors.js'
+import { appendRouteHook } from '../lib/http/route-hooks.js'
 import { claimKey, completeClaim, releaseClaim, type Claim } from '../lib/idempotency/claims.js'
 import { requestFingerprint } from '../lib/idempotency/fingerprint.js'
 
@@ -55,6 +56,17 @@ export default fp(
       held.completed = true
     })
 
+    // The key is part of the route's header schema (so the OpenAPI document marks it required), but a request
+    // without one answers IDEMPOTENCY_KEY_MISSING, not the schema's VALIDATION_FAILED: checked before validation,
+    // after the role guards of onRequest.
+    app.addHook('onRoute', (route) => {
+      if (!route.config?.idempotency) return
+      appendRouteHook(route, 'preValidation', async (request: FastifyRequest) => {
+        const key = request.headers[KEY_HEADER]
+        if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw new AppError('IDEMPOTENCY_KEY_MISSING')
+      })
+    })
+
     app.requestTransaction.extend({
       name: 'idempotency',
       appliesTo: (config) => config.idempotency !== undefined,
@@ -63,8 +75,7 @@ export default fp(
       // guards answer before a key is even looked at).
       async beforeOpen(request, reply) {
         const route = request.routeOptions.config.idempotency!
-        const key = request.headers[KEY_HEADER]
-        if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw new AppError('IDEMPOTENCY_KEY_MISSING')
+        const key = request.headers[KEY_HEADER] as string // checked in preValidation
         const identity = request.identity
         if (!identity) throw new AppError('INTERNAL_ERROR', 'idempotent route without an authenticated caller')
         const pattern = request.routeOptions.url ?? request.url
