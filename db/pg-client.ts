@@ -1,10 +1,15 @@
 import pg from 'pg'
-import { PLANNED_PER_EXECUTION, SENT_WITH_NEXT, StatementNames } from './statement-cache.js'
+import { ENDS_READ_ONLY_TRANSACTION, PLANNED_PER_EXECUTION, SENT_WITH_NEXT, StatementNames } from './statement-cache.js'
 
 // What Kysely reads from the answer to `begin` (nothing but that it arrived).
 const HELD_BEGIN: Partial<pg.QueryResult> = { command: 'BEGIN', rowCount: null, rows: [], fields: [] }
 // The answer to a held statement: nobody reads it (SENT_WITH_NEXT), its failure surfaces with the next statement.
 const HELD_STATEMENT: Partial<pg.QueryResult> = { command: 'SELECT', rowCount: null, rows: [], fields: [] }
+// The answers to the commit or rollback of a transaction that a statement already ended (ENDS_READ_ONLY_TRANSACTION).
+const ENDED_ALREADY = {
+  commit: { command: 'COMMIT', rowCount: null, rows: [], fields: [] } as Partial<pg.QueryResult>,
+  rollback: { command: 'ROLLBACK', rowCount: null, rows: [], fields: [] } as Partial<pg.QueryResult>,
+}
 
 type QueryArgs = unknown[]
 type Callback = (error: unknown, result?: unknown) => void
@@ -40,13 +45,15 @@ const quoteIdentifier = (name: string) => `"${name.replaceAll('"', '""')}"`
  * same write as the transaction's first statement and cost no round trip. Both are `local`: they end with the
  * transaction, so a transaction pooler may hand the server connection to anyone afterwards.
  */
-function beginText(runtime: RuntimeSession | undefined): string {
-  if (!runtime) return 'begin'
+function beginText(runtime: RuntimeSession | undefined, begin: string): string {
+  if (!runtime) return begin
   const timeout = Math.trunc(runtime.statementTimeoutMs)
-  return `begin; set local role ${quoteIdentifier(runtime.role)}; set local statement_timeout = ${timeout}`
+  return `${begin}; set local role ${quoteIdentifier(runtime.role)}; set local statement_timeout = ${timeout}`
 }
 
-const isBegin = (text: string) => text === 'begin'
+// What Kysely sends to open a transaction: `begin`, or with an access mode `start transaction read only`.
+const READ_ONLY_BEGIN = 'start transaction read only'
+const isBegin = (text: string) => text === 'begin' || text === READ_ONLY_BEGIN
 const endsTransaction = (text: string) => text === 'commit' || text === 'rollback'
 
 /**
@@ -78,17 +85,22 @@ export class ServiceClient extends pg.Client {
   readonly #statements: StatementNames | null
   readonly #runtime: RuntimeSession | undefined
   readonly #begin: string
+  readonly #beginReadOnly: string
   readonly #onStatementError: ((error: unknown) => void) | undefined
   #held: QueryArgs[] = []
   #inTransaction = false
+  #readOnly = false
   /** A held statement's failure already reported once, until its transaction ends. */
   #aborted: { error: unknown } | null = null
+  /** A statement ended the transaction (ENDS_READ_ONLY_TRANSACTION): how, until its owner commits or rolls back. */
+  #ended: { error: unknown } | null = null
 
   constructor(config: ServiceClientConfig = {}) {
     super(config)
     this.#statements = config.preparedStatements === false ? null : new StatementNames()
     this.#runtime = config.runtime
-    this.#begin = beginText(config.runtime)
+    this.#begin = beginText(config.runtime, 'begin')
+    this.#beginReadOnly = beginText(config.runtime, 'begin read only')
     this.#onStatementError = config.onStatementError
     // A connection that breaks while checked out (the server went away, or a read timeout destroyed it) reports
     // the failure on its queries; the pool drops it on release because it is no longer queryable. Without this
@@ -104,14 +116,20 @@ export class ServiceClient extends pg.Client {
     // (another call form) is refused rather than run with the login role's rights.
     if (!plain && this.#runtime) throw new TypeError('runtime connections accept only query(text, values)')
     if (plain && args.length === 2) {
+      if (this.#ended) return this.#afterEnded(text) as never
       if (isBegin(text) && values.length === 0) {
         this.#inTransaction = true
-        this.#held.push([this.#begin, []])
+        this.#readOnly = text === READ_ONLY_BEGIN
+        this.#held.push([this.#readOnly ? this.#beginReadOnly : this.#begin, []])
         return Promise.resolve(HELD_BEGIN) as never
       }
       if (text.endsWith(SENT_WITH_NEXT) && this.#inTransaction) {
         this.#held.push(this.#prepared(args))
         return Promise.resolve(HELD_STATEMENT) as never
+      }
+      if (text.endsWith(ENDS_READ_ONLY_TRANSACTION) && this.#inTransaction && this.#readOnly) {
+        const answer = this.#sendWithCommit(this.#prepared(args))
+        return (this.#onStatementError ? answer.catch((error: unknown) => this.#reportAndThrow(error)) : answer) as never
       }
     }
     const forwarded = this.#prepared(args)
@@ -137,7 +155,47 @@ export class ServiceClient extends pg.Client {
   dropHeldStatements(): void {
     this.#held = []
     this.#aborted = null
+    this.#ended = null
     this.#inTransaction = false
+  }
+
+  /**
+   * A read-only transaction's last statement: what is held, the statement and `commit` in one write, so the
+   * transaction ends with the statement's answer. A read-only transaction changed nothing, so ending it early
+   * cannot commit anything its owner might still want undone.
+   */
+  async #sendWithCommit(args: QueryArgs): Promise<unknown> {
+    const held = this.#held
+    this.#held = []
+    this.#inTransaction = false
+    const stream = this.connection.stream
+    stream.cork()
+    let answers: Promise<unknown>[]
+    try {
+      answers = [...held, args, ['commit', []]].map((statement) => this.#send(statement) as Promise<unknown>)
+    } finally {
+      stream.uncork()
+    }
+    const outcomes = await Promise.allSettled(answers)
+    const answered = outcomes[held.length]!
+    // The first failure is the cause (a refused scope aborts the transaction; later statements only echo it).
+    const failure = this.#aborted ?? firstFailure(outcomes)
+    this.#aborted = null
+    this.#ended = { error: failure?.error ?? null }
+    if (failure) throw failure.error
+    return (answered as PromiseFulfilledResult<unknown>).value
+  }
+
+  /** The owner's commit or rollback of a transaction a statement already ended; anything else is a bug. */
+  #afterEnded(text: string): Promise<unknown> {
+    const { error } = this.#ended!
+    if (!endsTransaction(text)) {
+      return Promise.reject(new Error('statement after the end of its read-only transaction: ' + text.slice(0, 60)))
+    }
+    this.#ended = null
+    // A commit after a failure must never look like success: the server rolled that transaction back.
+    if (text === 'commit' && error !== null) return Promise.reject(error)
+    return Promise.resolve(ENDED_ALREADY[text as 'commit' | 'rollback'])
   }
 
   #reportAndThrow(error: unknown): never {
@@ -199,4 +257,9 @@ export class ServiceClient extends pg.Client {
   #send(args: QueryArgs): unknown {
     return (super.query as (...forwarded: QueryArgs) => unknown)(...args)
   }
+}
+
+function firstFailure(outcomes: PromiseSettledResult<unknown>[]): { error: unknown } | null {
+  const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
+  return failed ? { error: failed.reason } : null
 }

@@ -8,6 +8,11 @@ export interface RequestScope {
   tenantId: number
   accessJti: string | null
   userId: number | null
+  /**
+   * The request only reads (GET, HEAD): the transaction is read only, so PostgreSQL refuses any write in it, and
+   * its last read may carry its commit (ENDS_READ_ONLY_TRANSACTION in db/statement-cache.ts).
+   */
+  readOnly?: boolean
 }
 
 /**
@@ -35,7 +40,8 @@ export interface RequestTransaction {
  * statement, or on `end` when the request sent none.
  */
 export async function openRequestTransaction(db: Kysely<DB>, scope: RequestScope): Promise<RequestTransaction> {
-  const trx = await db.startTransaction().execute()
+  const begin = db.startTransaction()
+  const trx = await (scope.readOnly ? begin.setAccessMode('read only') : begin).execute()
   let tenantTrx: TenantTx
   try {
     tenantTrx = await openRequestScope(trx, scope.tenantId, scope.accessJti, scope.userId)

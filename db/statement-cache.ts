@@ -38,3 +38,13 @@ export class StatementNames {
  * that next statement: the request scope, which raises when the access token is revoked.
  */
 export const SENT_WITH_NEXT = '/* sent with the next statement */'
+
+/**
+ * The closing comment of a read that ends its transaction: in a read-only transaction (`start transaction read
+ * only`, every GET) the pg client writes the transaction's `commit` in the same packet as this statement, so the
+ * request needs one round trip in all (db/pg-client.ts). Elsewhere the comment changes nothing. Nothing may run
+ * in the transaction after it; its commit and rollback are then answered by the client. Add it with
+ * `.modifyEnd(endsReadOnlyTransaction)` to a statement that is the last of every transaction it runs in.
+ */
+export const ENDS_READ_ONLY_TRANSACTION = '/* ends a read-only transaction */'
+export const endsReadOnlyTransaction = sql.raw(ENDS_READ_ONLY_TRANSACTION)

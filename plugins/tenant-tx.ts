@@ -144,6 +144,7 @@ export default fp(
         tenantId,
         accessJti: request.accessJti,
         userId: request.identity?.userId ?? null,
+        readOnly: request.method === 'GET' || request.method === 'HEAD',
       })
     })
 

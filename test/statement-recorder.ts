@@ -10,9 +10,9 @@ export interface RecordedQuery {
 
 /**
  * How every runtime transaction opens (db/pg-client.ts): the role and the statement timeout are set inside it, in
- * the same message as `begin`, never on the connection.
+ * the same message as `begin` (`begin read only` for a GET), never on the connection.
  */
-export const RUNTIME_BEGIN = /^begin; set local role "svc_app"; set local statement_timeout = \d+$/
+export const RUNTIME_BEGIN = /^begin( read only)?; set local role "svc_app"; set local statement_timeout = \d+$/
 
 /**
  * The once-a-minute purge (plugins/maintenance.ts) runs in every app of the worker, so it may land in the middle of

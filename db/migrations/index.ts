@@ -19,6 +19,7 @@ import * as usedInternalSignatures from './2026-11-23T05-00-00-used-internal-sig
 import * as dispatchStats from './2026-11-23T06-00-00-dispatch-stats.js'
 import * as pendingSenders from './2026-11-23T06-10-00-pending-senders.js'
 import * as requestScopeFunction from './2026-11-23T07-00-00-request-scope-function.js'
+import * as currentUserFunction from './2026-11-23T08-00-00-current-user-function.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T06-00-00-dispatch-stats': dispatchStats,
   '2026-11-23T06-10-00-pending-senders': pendingSenders,
   '2026-11-23T07-00-00-request-scope-function': requestScopeFunction,
+  '2026-11-23T08-00-00-current-user-function': currentUserFunction,
 }

@@ -1,8 +1,9 @@
 import { sql, type Selectable, type Updateable } from 'kysely'
 import { loginIdKey } from '../login-key.js'
 import { precompiled } from '../precompiled.js'
+import { endsReadOnlyTransaction } from '../statement-cache.js'
 import type { TenantTx } from '../tenant.js'
-import type { UsersTable, UserStatus } from '../schema.js'
+import type { TenantsTable, UsersTable, UserStatus } from '../schema.js'
 
 // Never `select *`: upgraded databases may carry legacy columns (oauth_provider) the service must not read.
 const USER_COLUMNS = ['id', 'tenantId', 'userLoginId', 'name', 'phone', 'role', 'status', 'avatarSeed'] as const
@@ -13,32 +14,26 @@ export function findUserById(trx: TenantTx, id: number): Promise<UserRecord | un
   return trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst()
 }
 
-// GET /v1/me runs this on every request: compiled once (db/precompiled.ts).
+// GET /v1/me runs this on every request: compiled once (db/precompiled.ts). The join lives in svc_current_user
+// (db/functions/svc_current_user.sql), planned once per server session even when nothing is prepared. It is the
+// request's only statement, so its commit travels with it (GET runs read only).
 const userWithTenant = precompiled((db, params: { id: number }) =>
-  db
-    .selectFrom('users as u')
-    .innerJoin('tenants as t', 't.id', 'u.tenantId')
-    .select([
-      'u.id',
-      'u.tenantId',
-      'u.userLoginId',
-      'u.name',
-      'u.phone',
-      'u.role',
-      'u.status',
-      'u.avatarSeed',
-      't.slug as tenantSlug',
-      't.customId as tenantCustomId',
-      't.customDomain as tenantCustomDomain',
-      't.name as tenantName',
-      't.status as tenantStatus',
-      't.onboardingCompletedAt as tenantOnboardingCompletedAt',
-    ])
-    .where('u.id', '=', params.id),
+  sql<UserWithTenant>`select * from svc_current_user(${params.id}::bigint) ${endsReadOnlyTransaction}`,
 )
 
+type TenantRow = Selectable<TenantsTable>
+
+export interface UserWithTenant extends UserRecord {
+  tenantSlug: TenantRow['slug']
+  tenantCustomId: TenantRow['customId']
+  tenantCustomDomain: TenantRow['customDomain']
+  tenantName: TenantRow['name']
+  tenantStatus: TenantRow['status']
+  tenantOnboardingCompletedAt: TenantRow['onboardingCompletedAt']
+}
+
 /** The user and its tenant in one round trip (tenants has no RLS; the user row is still limited by it). */
-export async function findUserWithTenant(trx: TenantTx, id: number) {
+export async function findUserWithTenant(trx: TenantTx, id: number): Promise<UserWithTenant | undefined> {
   const [row] = await userWithTenant(trx, { id })
   return row
 }

@@ -12,7 +12,7 @@ import { STAFF_ROLES } from '../../plugins/auth.js'
 import { decodeJwt, expectProblem, insertUserWithPassword, login, signJwt, type AuthResult } from '../auth-fixtures.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
 import { TEST_JWT_SECRET, buildAppWith, itPostgres } from '../helper.js'
-import { RUNTIME_BEGIN } from '../statement-recorder.js'
+import { recordQueries, RUNTIME_BEGIN } from '../statement-recorder.js'
 
 describe('isAuthSkipped', () => {
   it.each(AUTH_SKIP_PREFIXES.flatMap((prefix) => [prefix, `${prefix}/`, `${prefix}/deeper/path`, `${prefix}?x=1`, `${prefix}/x?next=/v1/me`]))(
@@ -358,14 +358,34 @@ describe('auth plugin', () => {
       }
       expect(seenByHandler).toEqual([])
       expect(statements).toHaveLength(4)
-      // The role and the statement timeout are set inside the transaction, with its begin.
+      // The role and the statement timeout are set inside the transaction, with its begin; a GET only reads.
       expect(statements[0]).toMatch(RUNTIME_BEGIN)
+      expect(statements[0]).toMatch(/^begin read only;/)
       // svc_request_scope binds the tenant and checks revocation and status (test/db/request-scope.test.ts).
       expect(statements[1]).toMatch(/^select svc_request_scope\(\$1::bigint, \$2::uuid, \$3::bigint\)/)
       expect(statements[2]).toMatch(/^select \$1::int as probe/)
       expect(statements[3]).toMatch(/^commit$/i)
       // begin, scope and the handler's statement in one write; the commit in another.
       expect(writes.reduce((sum, spy) => sum + spy.mock.calls.length, 0)).toBe(2)
+    })
+
+    itPostgres('answers GET /v1/me in one write: begin, scope, the read and its commit', async () => {
+      const { bearer, user } = await signedIn()
+      expect((await app.inject({ method: 'GET', url: '/v1/me', headers: bearer })).statusCode).toBe(200)
+      const { result: response, queries } = await recordQueries(async () => {
+        const writes = [vi.spyOn(net.Socket.prototype, '_writev'), vi.spyOn(net.Socket.prototype, '_write')]
+        const answer = await app.inject({ method: 'GET', url: '/v1/me', headers: bearer })
+        return { answer, writes: writes.reduce((sum, spy) => sum + spy.mock.calls.length, 0) }
+      })
+      expect(response.answer.json()).toMatchObject({ id: user.id })
+      expect(queries.map((query) => query.text)).toEqual([
+        expect.stringMatching(/^begin read only;/),
+        expect.stringMatching(/^select svc_request_scope\(/),
+        expect.stringMatching(/^select \* from svc_current_user\(\$1::bigint\)/),
+        'commit',
+      ])
+      // The commit the plugin sends at the end was answered by the client: it left with the read.
+      expect(response.writes).toBe(1)
     })
 
     it('aborts a revoked token’s transaction before the handler’s first statement runs: a write never happens', async () => {

@@ -83,7 +83,9 @@ export async function startPgBouncer({ dir, server, database, mode, poolSize }: 
     chmodSync(dir, 0o755)
     for (const path of [home, sockets, configPath, join(home, 'userlist.txt')]) chownSync(path, runAs.uid, runAs.gid)
   }
-  const child = new Child('pgbouncer', findExecutable('pgbouncer')!, [configPath])
+  const executable = findExecutable('pgbouncer')
+  if (!executable) throw new Error('pgbouncer is not installed (apt-get install -y pgbouncer)')
+  const child = new Child('pgbouncer', executable, [configPath])
   await waitFor(
     'PgBouncer to accept a query',
     async () => {
