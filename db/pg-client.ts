@@ -115,8 +115,15 @@ export class ServiceClient extends pg.Client {
     // Fail closed: on a runtime pool a statement this client cannot place inside a role-setting transaction
     // (another call form) is refused rather than run with the login role's rights.
     if (!plain && this.#runtime) throw new TypeError('runtime connections accept only query(text, values)')
+    if (this.#ended) {
+      // Whatever form it takes, nothing may run in (or after) a transaction a statement has already ended.
+      const answer = this.#afterEnded(typeof text === 'string' ? text : '')
+      const callback = callbackOf(args)
+      if (!callback) return answer as never
+      answer.then((result) => callback(null, result), callback)
+      return undefined as never
+    }
     if (plain && args.length === 2) {
-      if (this.#ended) return this.#afterEnded(text) as never
       if (isBegin(text) && values.length === 0) {
         this.#inTransaction = true
         this.#readOnly = text === READ_ONLY_BEGIN

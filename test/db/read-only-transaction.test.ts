@@ -65,6 +65,9 @@ describePostgres('a read-only transaction ended by its last read', () => {
       await expect(client.query("select current_setting('app.tenant_id', true) as tenant", [])).rejects.toThrow(
         /after the end of its read-only transaction/,
       )
+      // The callback form too: nothing slips past the end.
+      const refused = await new Promise((resolve) => client.query('select $1::int as n', [1], (error: unknown) => resolve(error)))
+      expect(String(refused)).toMatch(/after the end of its read-only transaction/)
       await client.query('rollback', [])
       expect((await client.query('select $1::int as n', [2])).rows).toEqual([{ n: 2 }])
     })
