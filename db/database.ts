@@ -4,6 +4,8 @@ import type { DB } from './schema.js'
 import { migrateToLatest } from './migrate.js'
 import { ServiceClient, type RuntimeSession, type ServiceClientConfig } from './pg-client.js'
 import { PoolHealth } from './pool-health.js'
+import { ConnectionLender } from './lent-connection.js'
+import { lendConnections } from './request-transaction.js'
 
 /** The role every runtime query runs as: not superuser, owns no table, no BYPASSRLS (see the first migration). */
 export const APP_ROLE = 'svc_app'
@@ -89,7 +91,10 @@ export function createPool(connectionString: string, max: number, options: PoolO
 }
 
 export function kyselyOver(pool: pg.Pool): Kysely<DB> {
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [new CamelCasePlugin()] })
+  const dialect = new PostgresDialect({ pool })
+  const db = new Kysely<DB>({ dialect, plugins: [new CamelCasePlugin()] })
+  lendConnections(db, new ConnectionLender(pool, db, dialect))
+  return db
 }
 
 /** The readiness query: parameterised, in a transaction, as every request's statements are. */

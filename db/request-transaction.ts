@@ -1,5 +1,6 @@
-import type { ControlledTransaction, Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import { RequestScopeRefused, scopeRefusalOf, type ScopeRefusal } from './errors.js'
+import type { ConnectionLender, LentTransaction } from './lent-connection.js'
 import type { DB } from './schema.js'
 import { openRequestScope, type TenantTx } from './tenant.js'
 
@@ -40,14 +41,15 @@ export interface RequestTransaction {
  * statement, or on `end` when the request sent none.
  */
 export async function openRequestTransaction(db: Kysely<DB>, scope: RequestScope): Promise<RequestTransaction> {
-  const begin = db.startTransaction()
-  const trx = await (scope.readOnly ? begin.setAccessMode('read only') : begin).execute()
+  const trx = await begin(db, scope.readOnly === true)
   let tenantTrx: TenantTx
   try {
-    tenantTrx = await openRequestScope(trx, scope.tenantId, scope.accessJti, scope.userId)
+    tenantTrx = await openRequestScope(trx.db, scope.tenantId, scope.accessJti, scope.userId)
   } catch (error) {
-    await trx.rollback().execute().catch(() => undefined)
-    throw error
+    await trx.rollback().catch(() => undefined)
+    // The embedded store raises a refusal here, on the scope statement itself.
+    const refusal = scopeRefusalOf(error)
+    throw refusal ? new RequestScopeRefused(refusal) : error
   }
   let ended: Promise<TransactionEnd> | null = null
   return {
@@ -56,21 +58,38 @@ export async function openRequestTransaction(db: Kysely<DB>, scope: RequestScope
   }
 }
 
-async function commit(trx: ControlledTransaction<DB>): Promise<TransactionEnd> {
+// PostgreSQL pools lend their connections directly (db/lent-connection.ts); the embedded store goes through Kysely's
+// own controlled transaction.
+const lenders = new WeakMap<Kysely<DB>, ConnectionLender>()
+
+/** Makes request transactions on `db` run on connections `lender` lends (called where the pool is opened). */
+export function lendConnections(db: Kysely<DB>, lender: ConnectionLender): void {
+  lenders.set(db, lender)
+}
+
+async function begin(db: Kysely<DB>, readOnly: boolean): Promise<LentTransaction> {
+  const lender = lenders.get(db)
+  if (lender) return lender.begin(readOnly)
+  const builder = db.startTransaction()
+  const trx = await (readOnly ? builder.setAccessMode('read only') : builder).execute()
+  return { db: trx, commit: () => trx.commit().execute(), rollback: () => trx.rollback().execute() }
+}
+
+async function commit(trx: LentTransaction): Promise<TransactionEnd> {
   try {
-    await trx.commit().execute()
+    await trx.commit()
     return { outcome: 'committed' }
   } catch (error) {
-    // Kysely keeps the connection of a failed commit until a rollback releases it.
-    await trx.rollback().execute().catch(() => undefined)
+    // The connection of a failed commit is still lent until a rollback gives it back.
+    await trx.rollback().catch(() => undefined)
     const refusal = scopeRefusalOf(error)
     return refusal ? { outcome: 'refused', refusal } : { outcome: 'failed', error }
   }
 }
 
-async function rollback(trx: ControlledTransaction<DB>): Promise<TransactionEnd> {
+async function rollback(trx: LentTransaction): Promise<TransactionEnd> {
   try {
-    await trx.rollback().execute()
+    await trx.rollback()
     return { outcome: 'rolled-back' }
   } catch (error) {
     // The request sent no statement, so the scope check travelled with this rollback.

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { RequestScopeRefused } from '../../db/errors.js'
 import { openRequestTransaction, withRequestTransaction } from '../../db/request-transaction.js'
 import { createTenant, insertUser, owner, unique } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { itPostgres, useTestApp } from '../helper.js'
 import type { TenantTx } from '../../db/tenant.js'
 
 /** db/request-transaction.ts: the one function that ends a request transaction, and what it reports. */
@@ -33,6 +33,16 @@ describe('request transaction', () => {
     expect(await templateNamed(name)).toBeDefined()
   })
 
+  it('refuses a statement through a transaction that has ended, so a kept handle never reaches the pool', async () => {
+    const { tenant, user, scope } = await caller()
+    const transaction = await openRequestTransaction(app.current.db, scope)
+    await transaction.db.selectFrom('users').select('id').where('id', '=', user.id).execute()
+    expect(await transaction.end('commit')).toEqual({ outcome: 'committed' })
+    const name = unique('late')
+    await expect(addTemplate(transaction.db, tenant.id, user.id, name)).rejects.toThrow(/has ended|already committed/)
+    expect(await templateNamed(name)).toBeUndefined()
+  })
+
   it('reports rolled-back, and the work is gone', async () => {
     const { tenant, user, scope } = await caller()
     const transaction = await openRequestTransaction(app.current.db, scope)
@@ -42,7 +52,8 @@ describe('request transaction', () => {
     expect(await templateNamed(name)).toBeUndefined()
   })
 
-  it('reports refused when the token was revoked and the request sent no statement, on commit or rollback', async () => {
+  // PostgreSQL only: there the scope statement waits for the request's next one; the embedded store raises it at once.
+  itPostgres('reports refused when the token was revoked and the request sent no statement, on commit or rollback', async () => {
     const { scope } = await caller()
     await revoke(scope.accessJti)
     for (const wanted of ['commit', 'rollback'] as const) {
