@@ -43,7 +43,6 @@ class LentConnection implements DatabaseConnection {
     }
   }
 
-  // eslint-disable-next-line require-yield
   async *streamQuery(): AsyncIterableIterator<QueryResult<never>> {
     throw new Error('streaming is not available in a request transaction')
   }

@@ -5,7 +5,7 @@ import type { Role, UserStatus } from '../db/schema.js'
 import { hashPassword } from '../lib/auth/password-hash.js'
 import { problemType, type ErrorCode } from '../lib/errors.js'
 import { checkDigit } from '../lib/tenant/business-number.js'
-import { insertUser, unique, type UserRow } from './fixtures.js'
+import { createTenant, insertUser, unique, type UserRow } from './fixtures.js'
 import { TEST_JWT_SECRET } from './helper.js'
 
 /** Shared helpers for the authentication tests: registration, login, tokens and problem checks. */
@@ -190,4 +190,17 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
     if (Date.now() > deadline) throw new Error('condition not met before the deadline')
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
+}
+
+/** An owner signed in through POST /v1/login, as a browser is: both tokens are cookies (CORS and CSRF tests). */
+export async function browserSession(app: FastifyInstance) {
+  const tenant = await createTenant()
+  const user = await insertUserWithPassword(tenant, { role: 'OWNER' })
+  const signedIn = await login(
+    app,
+    { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId },
+    { remoteAddress: uniqueAddress() },
+  )
+  expect(signedIn.response.statusCode).toBe(200)
+  return { access: { svc_access_token: signedIn.accessToken }, refresh: { svc_refresh_token: signedIn.refreshToken } }
 }

@@ -94,6 +94,10 @@ describe('auth plugin', () => {
         await request.db.updateTable('users').set({ name: 'renamed by a revoked token' }).where('id', '=', request.caller.userId).execute()
         return { ok: true }
       })
+      test.get('/test/rename-on-get', async (request) => {
+        await request.db.updateTable('users').set({ name: 'renamed by a GET' }).where('id', '=', request.caller.userId).execute()
+        return { ok: true }
+      })
       test.get('/test/no-statement', async () => ({ ok: true }))
       test.get('/test/fails-first', async () => {
         throw new AppError('NOT_FOUND')
@@ -394,6 +398,14 @@ describe('auth plugin', () => {
       expectProblem(await app.inject({ method: 'POST', url: '/test/rename', headers: bearer }), 401, 'AUTH_004')
       const stored = await owner().selectFrom('users').select('name').where('id', '=', user.id).executeTakeFirstOrThrow()
       expect(stored.name).not.toBe('renamed by a revoked token')
+    })
+
+    it('runs a GET read only: a handler that writes is refused by PostgreSQL and nothing changes', async () => {
+      const { bearer, user } = await signedIn()
+      const response = await app.inject({ method: 'GET', url: '/test/rename-on-get', headers: bearer })
+      expect(response.statusCode).toBe(500)
+      const stored = await owner().selectFrom('users').select('name').where('id', '=', user.id).executeTakeFirstOrThrow()
+      expect(stored.name).not.toBe('renamed by a GET')
     })
 
     it('answers AUTH_004 to a revoked token when the handler sends no statement or fails on its own', async () => {

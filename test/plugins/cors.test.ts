@@ -1,8 +1,8 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CORS_PATH_PREFIX, isCorsPath } from '../../lib/http/cors-scope.js'
-import { expectProblem, insertUserWithPassword, login, uniqueAddress } from '../auth-fixtures.js'
-import { createTenant, owner as ownerDb } from '../fixtures.js'
+import { browserSession, expectProblem } from '../auth-fixtures.js'
+import { owner as ownerDb } from '../fixtures.js'
 import { buildTestApp } from '../helper.js'
 import { insertMessageRow } from '../sms-send-fixtures.js'
 import { academy } from '../staff-fixtures.js'
@@ -21,19 +21,6 @@ const NOT_LISTED = [
   ['a listed dev origin on another port', 'http://localhost:5174'],
   ['the opaque origin null', 'null'],
 ] as const
-
-/** A user signed in through POST /v1/login, as a browser is: both tokens are cookies. */
-async function browserSession(app: FastifyInstance) {
-  const tenant = await createTenant()
-  const user = await insertUserWithPassword(tenant, { role: 'OWNER' })
-  const signedIn = await login(
-    app,
-    { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId },
-    { remoteAddress: uniqueAddress() },
-  )
-  expect(signedIn.response.statusCode).toBe(200)
-  return { access: { svc_access_token: signedIn.accessToken }, refresh: { svc_refresh_token: signedIn.refreshToken } }
-}
 
 function preflight(app: FastifyInstance, url: string, origin: string, method = 'POST', headers = 'content-type') {
   return app.inject({

@@ -1,30 +1,14 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, loadEnv } from '../../lib/env.js'
-import { expectProblem, insertUserWithPassword, login, uniqueAddress } from '../auth-fixtures.js'
-import { createTenant, owner as ownerDb } from '../fixtures.js'
+import { browserSession, expectProblem } from '../auth-fixtures.js'
+import { owner as ownerDb } from '../fixtures.js'
 import { buildTestApp } from '../helper.js'
 import { insertMessageRow } from '../sms-send-fixtures.js'
 import { academy } from '../staff-fixtures.js'
 
 const EVIL = 'https://evil.example'
 const FRONTEND = 'https://app.academy.example'
-
-/** A user signed in through POST /v1/login, as a browser is: both tokens are cookies. */
-async function browserSession(app: FastifyInstance) {
-  const tenant = await createTenant()
-  const user = await insertUserWithPassword(tenant, { role: 'OWNER' })
-  const signedIn = await login(
-    app,
-    { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId },
-    { remoteAddress: uniqueAddress() },
-  )
-  expect(signedIn.response.statusCode).toBe(200)
-  return {
-    access: { svc_access_token: signedIn.accessToken },
-    refresh: { svc_refresh_token: signedIn.refreshToken },
-  }
-}
 
 describe('CSRF: cookie-authenticated unsafe requests from another origin', () => {
   let app: FastifyInstance
