@@ -9,8 +9,7 @@ export function violatedUniqueConstraint(error: unknown): string | null {
   return typeof constraint === 'string' ? constraint : ''
 }
 
-// SQLSTATEs raised by svc_request_scope (db/tenant.ts) through svc_refuse_revoked_access_token(),
-// svc_refuse_inactive_tenant() and svc_refuse_inactive_user().
+// SQLSTATEs raised by svc_request_scope (db/functions/svc_request_scope.sql, called by db/tenant.ts).
 const SCOPE_REFUSALS = {
   SV003: 'unknown-identity',
   SV004: 'revoked',

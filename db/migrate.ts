@@ -1,9 +1,13 @@
 import type { Kysely } from 'kysely'
 import { Migrator, type MigrationResultSet } from 'kysely/migration'
+import { applyFunctionFiles, type AppliedFunctions } from './function-files.js'
 import { migrations } from './migrations/index.js'
 
-/** Applies every pending migration; throws with the failing migration's name when one fails. */
-export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
+/**
+ * Applies every pending migration (tables, indexes, policies: frozen history), then every SQL function's current
+ * definition from db/functions; throws with the failing migration's or file's name when one fails.
+ */
+export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet & { functions: AppliedFunctions }> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
   const result = await migrator.migrateToLatest()
   if (result.error) {
@@ -12,5 +16,5 @@ export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultS
       cause: result.error,
     })
   }
-  return result
+  return { ...result, functions: await applyFunctionFiles(db) }
 }

@@ -5,7 +5,7 @@
 //   node scripts/ensure-build.mjs           build when stale, else do nothing
 //   node scripts/ensure-build.mjs --force   always build (npm run build)
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,6 +17,8 @@ const stampPath = join(dist, '.build-stamp.json')
 // What tsconfig.build.json compiles, plus the files that change how it compiles.
 const SOURCE_FILES = ['app.ts', 'build.ts', 'server.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
 const SOURCE_DIRS = ['plugins', 'routes', 'lib', 'db', 'scripts']
+// Read at run time beside the compiled code: the SQL functions the migrator applies (db/function-files.ts).
+const COPIED_DIRS = [{ from: join(root, 'db', 'functions'), to: join(dist, 'db', 'functions'), ending: '.sql' }]
 
 function walk(dir, found) {
   let entries
@@ -28,7 +30,7 @@ function walk(dir, found) {
   for (const entry of entries) {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) walk(path, found)
-    else if (entry.isFile() && entry.name.endsWith('.ts')) found.push(path)
+    else if (entry.isFile() && (entry.name.endsWith('.ts') || entry.name.endsWith('.sql'))) found.push(path)
   }
 }
 
@@ -86,6 +88,10 @@ function build(reason) {
   if (result.status !== 0) {
     process.stderr.write('error: the TypeScript build failed (see above)\n')
     process.exit(result.status ?? 1)
+  }
+  for (const { from, to, ending } of COPIED_DIRS) {
+    rmSync(to, { recursive: true, force: true })
+    cpSync(from, to, { recursive: true, filter: (path) => statSync(path).isDirectory() || path.endsWith(ending) })
   }
   mkdirSync(dist, { recursive: true })
   writeFileSync(stampPath, `${JSON.stringify({ newestMs: fingerprint.newestMs, files: fingerprint.files })}\n`)

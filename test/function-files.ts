@@ -1,16 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
 import { sql, type Kysely } from 'kysely'
+import { sqlStatements } from '../db/sql-statements.js'
 
-/** db/functions: one file per SQL function, named after it. */
-export const FUNCTIONS_DIR = new URL('../db/functions/', import.meta.url)
-
-export function functionFiles(): Array<{ name: string; text: string }> {
-  return readdirSync(FUNCTIONS_DIR)
-    .filter((file) => file.endsWith('.sql'))
-    .sort()
-    .map((file) => ({ name: file.slice(0, -'.sql'.length), text: readFileSync(new URL(file, FUNCTIONS_DIR), 'utf8') }))
-}
+export { functionFiles } from '../db/function-files.js'
 
 /** A function as PostgreSQL prints it: its whole `create or replace` statement, and who may execute it. */
 export interface FunctionDefinition {
@@ -19,8 +11,8 @@ export interface FunctionDefinition {
   acl: string | null
 }
 
-// The body is stored verbatim, so a file may indent it differently from the migration that created it; a blank or
-// re-indented line changes nothing that runs.
+// The body is stored verbatim, so a database migrated before the functions moved to their files may indent it
+// differently; a blank or re-indented line changes nothing that runs.
 function normalised(definition: string): string {
   return definition
     .split('\n')
@@ -38,7 +30,7 @@ async function definitionsIn(db: Kysely<any>, schema: string): Promise<FunctionD
   return rows.map((row) => ({ ...row, definition: normalised(row.definition) }))
 }
 
-/** Every svc_ function the migrations left in schema public. */
+/** Every svc_ function the migrator left in schema public. */
 export function databaseFunctions(owner: Kysely<any>): Promise<FunctionDefinition[]> {
   return definitionsIn(owner, 'public')
 }
@@ -68,42 +60,4 @@ export async function fileFunctions(owner: Kysely<any>, text: string): Promise<F
     if (!(error instanceof Discarded)) throw error
   }
   return loaded
-}
-
-/**
- * A file's statements, split at semicolons outside quotes, dollar quotes and `--` comments (comments dropped), since
- * an extended-protocol query (the embedded store's only kind) takes one statement.
- */
-export function sqlStatements(text: string): string[] {
-  const dollarQuote = /\$[A-Za-z_]*\$/y
-  const statements: string[] = []
-  let current = ''
-  let at = 0
-  const take = (end: number) => {
-    current += text.slice(at, end)
-    at = end
-  }
-  while (at < text.length) {
-    dollarQuote.lastIndex = at
-    const tag = dollarQuote.exec(text)?.[0]
-    const char = text[at]!
-    if (tag) {
-      const close = text.indexOf(tag, at + tag.length)
-      take(close < 0 ? text.length : close + tag.length)
-    } else if (char === "'" || char === '"') {
-      const close = text.indexOf(char, at + 1)
-      take(close < 0 ? text.length : close + 1)
-    } else if (text.startsWith('--', at)) {
-      const close = text.indexOf('\n', at)
-      at = close < 0 ? text.length : close
-    } else if (char === ';') {
-      statements.push(current)
-      current = ''
-      at += 1
-    } else {
-      take(at + 1)
-    }
-  }
-  statements.push(current)
-  return statements.map((statement) => statement.trim()).filter((statement) => statement !== '')
 }

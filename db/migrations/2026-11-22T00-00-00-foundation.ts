@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
+import { defineFunction } from '../function-files.js'
 
-// Frozen in time: literal names and values only, never app constants.
+// Frozen in time: literal names and values only, never app constants (SQL functions: db/functions).
 
 export async function up(db: Kysely<any>): Promise<void> {
   // The runtime role: owns nothing, is not superuser and cannot bypass RLS. The migrating (owner) user must be
@@ -26,16 +27,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter default privileges in schema public grant usage, select on sequences to svc_app`.execute(db)
 
   // Every later migration protects its tenant tables with this one function, so the policy text is written once.
-  await sql`
-    create function svc_protect_tenant_table(target regclass) returns void language plpgsql as $$
-    begin
-      execute format('alter table %s enable row level security', target);
-      execute format('alter table %s force row level security', target);
-      execute format($p$create policy tenant_isolation on %s
-        using (tenant_id = (select nullif(current_setting('app.tenant_id', true), '')::bigint))
-        with check (tenant_id = (select nullif(current_setting('app.tenant_id', true), '')::bigint))$p$, target);
-    end
-    $$`.execute(db)
+  // Functions are defined by their files in db/functions, not copied here (db/function-files.ts).
+  await defineFunction(db, 'svc_protect_tenant_table')
 
   await sql`
     create table tenants (

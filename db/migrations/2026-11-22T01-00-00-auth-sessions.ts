@@ -66,34 +66,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       primary key (key, window_start)
     )`.execute(db)
 
-  // Expired rows of every tenant are purged by one narrow, owner-privileged function: the runtime role cannot
-  // see across tenants, and this function returns counts only.
-  await sql`
-    create function svc_purge_expired() returns integer
-    language plpgsql security definer set search_path = public as $$
-    declare
-      purged integer := 0;
-      n integer;
-    begin
-      delete from revoked_access_tokens where expires_at < now();
-      get diagnostics n = row_count; purged := purged + n;
-      delete from session_revocations where expires_at < now();
-      get diagnostics n = row_count; purged := purged + n;
-      delete from sessions where refresh_expires_at < now();
-      get diagnostics n = row_count; purged := purged + n;
-      delete from login_failures where updated_at < now() - interval '1 day' and (locked_until is null or locked_until < now());
-      get diagnostics n = row_count; purged := purged + n;
-      delete from rate_limit_windows where window_start < now() - interval '10 minutes';
-      get diagnostics n = row_count; purged := purged + n;
-      return purged;
-    end
-    $$`.execute(db)
-  await sql`revoke all on function svc_purge_expired() from public`.execute(db)
-  await sql`grant execute on function svc_purge_expired() to svc_app`.execute(db)
+  // Expired rows of every tenant are purged by svc_purge_expired (db/functions).
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`drop function svc_purge_expired()`.execute(db)
   for (const table of ['rate_limit_windows', 'login_failures', 'revoked_access_tokens', 'session_revocations', 'sessions']) {
     await sql`drop table ${sql.table(table)}`.execute(db)
   }

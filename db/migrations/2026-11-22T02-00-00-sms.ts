@@ -189,57 +189,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index idempotency_keys_expiry on idempotency_keys (tenant_id, expires_at)`.execute(db)
   await sql`select svc_protect_tenant_table('idempotency_keys')`.execute(db)
 
-  // Cross-tenant dispatch work is found through this one function, owned by the migrator: it claims due
-  // messages (SKIP LOCKED, so instances never take the same row) and returns only (tenant, id, token) triples.
-  await sql`
-    create function svc_claim_due_sms(batch_size integer, lease_seconds integer)
-    returns table (tenant_id bigint, sms_id bigint, claim_token uuid)
-    language sql security definer set search_path = public as $$
-      with due as (
-        select m.tenant_id, m.id
-        from sms_messages m
-        where m.status = 'PENDING' and m.next_attempt_at <= now()
-          and (m.claimed_until is null or m.claimed_until < now())
-        order by m.next_attempt_at
-        limit batch_size
-        for update skip locked
-      )
-      update sms_messages m
-        set claim_token = gen_random_uuid(), claimed_until = now() + make_interval(secs => lease_seconds)
-      from due
-      where m.tenant_id = due.tenant_id and m.id = due.id
-      returning m.tenant_id, m.id, m.claim_token
-    $$`.execute(db)
-  await sql`revoke all on function svc_claim_due_sms(integer, integer) from public`.execute(db)
-  await sql`grant execute on function svc_claim_due_sms(integer, integer) to svc_app`.execute(db)
-
-  // The purge now also covers expired idempotency keys (same body as before plus one statement).
-  await sql`
-    create or replace function svc_purge_expired() returns integer
-    language plpgsql security definer set search_path = public as $$
-    declare
-      purged integer := 0;
-      n integer;
-    begin
-      delete from revoked_access_tokens where expires_at < now();
-      get diagnostics n = row_count; purged := purged + n;
-      delete from session_revocations where expires_at < now();
-      get diagnostics n = row_count; purged := purged + n;
-      delete from sessions where refresh_expires_at < now();
-      get diagnostics n = row_count; purged := purged + n;
-      delete from login_failures where updated_at < now() - interval '1 day' and (locked_until is null or locked_until < now());
-      get diagnostics n = row_count; purged := purged + n;
-      delete from rate_limit_windows where window_start < now() - interval '10 minutes';
-      get diagnostics n = row_count; purged := purged + n;
-      delete from idempotency_keys where expires_at < now();
-      get diagnostics n = row_count; purged := purged + n;
-      return purged;
-    end
-    $$`.execute(db)
+  // Cross-tenant dispatch work is found through one function, svc_claim_due_sms, and the purge now also covers
+  // expired idempotency keys (svc_purge_expired): both in db/functions.
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`drop function svc_claim_due_sms(integer, integer)`.execute(db)
   for (const table of [
     'idempotency_keys',
     'sms_recipients',

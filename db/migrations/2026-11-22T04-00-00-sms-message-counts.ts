@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
+import { defineFunction } from '../function-files.js'
 
-// Frozen in time: literal names and values only, never app constants.
+// Frozen in time: literal names and values only, never app constants (SQL functions: db/functions).
 
 // History pages report an exact `total`. Counting a large tenant's messages on every page read the whole tenant's
 // index each time; these per-(tenant, sender) counters, kept by statement-level triggers (one upsert per insert
@@ -18,24 +19,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     insert into sms_message_counts (tenant_id, sender_id, messages)
     select tenant_id, sender_id, count(*) from sms_messages group by tenant_id, sender_id`.execute(db)
 
-  await sql`
-    create function svc_count_inserted_sms() returns trigger language plpgsql as $$
-    begin
-      insert into sms_message_counts as c (tenant_id, sender_id, messages)
-      select tenant_id, sender_id, count(*) from inserted group by tenant_id, sender_id
-      on conflict (tenant_id, sender_id) do update set messages = c.messages + excluded.messages;
-      return null;
-    end
-    $$`.execute(db)
-  await sql`
-    create function svc_count_deleted_sms() returns trigger language plpgsql as $$
-    begin
-      update sms_message_counts c set messages = c.messages - d.n
-      from (select tenant_id, sender_id, count(*) as n from removed group by tenant_id, sender_id) d
-      where c.tenant_id = d.tenant_id and c.sender_id = d.sender_id;
-      return null;
-    end
-    $$`.execute(db)
+  // The triggers' functions, from db/functions (db/function-files.ts).
+  await defineFunction(db, 'svc_count_inserted_sms')
+  await defineFunction(db, 'svc_count_deleted_sms')
   await sql`
     create trigger sms_messages_counted_on_insert after insert on sms_messages
       referencing new table as inserted for each statement execute function svc_count_inserted_sms()`.execute(db)

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
+import { defineFunction } from '../function-files.js'
 
-// Frozen in time: literal names and values only, never app constants.
+// Frozen in time: literal names and values only, never app constants (SQL functions: db/functions).
 
 // Login ids that differ only in case or Unicode form (`demo-student-4` / `Demo-Student-4`, fullwidth letters) were
 // separate accounts. Every users row and owner-directory entry now stores its login key: NFKC, case folded, computed
@@ -38,22 +39,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     create unique index owner_directory_login_key on owner_directory (login_key) where not legacy_login_key_duplicate`.execute(db)
 
   // Fills the key for writers that leave it out, only where the fold is certain (printable ASCII: lower-casing);
-  // a changed login id without a changed key is recomputed the same way. Anything else fails closed.
-  await sql`
-    create function svc_fill_login_key() returns trigger language plpgsql as $$
-    begin
-      if tg_op = 'UPDATE' and new.user_login_id is distinct from old.user_login_id and new.login_key = old.login_key then
-        new.login_key := null;
-      end if;
-      if new.login_key is null then
-        if new.user_login_id !~ '^[!-~]+$' then
-          raise exception 'login_key must be given for login id %', new.user_login_id using errcode = '23502';
-        end if;
-        new.login_key := lower(new.user_login_id);
-      end if;
-      return new;
-    end
-    $$`.execute(db)
+  // a changed login id without a changed key is recomputed the same way. Anything else fails closed
+  // (db/functions/svc_fill_login_key.sql).
+  await defineFunction(db, 'svc_fill_login_key')
   for (const table of ['users', 'owner_directory']) {
     await sql`
       create trigger ${sql.raw(`${table}_fill_login_key`)} before insert or update of user_login_id, login_key on ${sql.table(table)}
