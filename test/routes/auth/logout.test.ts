@@ -1,20 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh, type AuthResult } from '../../auth-fixtures.js'
-import { createTenant, owner } from '../../fixtures.js'
+import { owner } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
+import { portalUser } from './portal-users.js'
 
 describe('logout', () => {
   const app = useTestApp()
 
   /** One user signed in on WEB and on MOBILE. */
   async function twoDevices() {
-    const tenant = await createTenant()
-    const user = await insertUserWithPassword(tenant)
-    const credentials = { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }
-    const web = await login(app.current, credentials)
-    const mobile = await login(app.current, credentials, { headers: { 'x-device-category': 'MOBILE' } })
-    expect([web.response.statusCode, mobile.response.statusCode]).toEqual([200, 200])
+    const { tenant, user, credentials, signIn } = await portalUser(app.current)
+    const web = await signIn()
+    const mobile = await signIn({ headers: { 'x-device-category': 'MOBILE' } })
     return { tenant, user, web, mobile, credentials }
   }
 
