@@ -1,18 +1,11 @@
-import type { FastifyInstance } from 'fastify'
 import { gzipSync } from 'node:zlib'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { expectProblem } from '../auth-fixtures.js'
 import { useTestApp } from '../helper.js'
 import { academy, type Actor } from '../staff-fixtures.js'
-
-type Response = Awaited<ReturnType<FastifyInstance['inject']>>
+import { injectJsonText } from './raw-json-body.js'
 
 const app = useTestApp()
-
-function expectProblem(response: Response, status: number, code: string) {
-  expect(response.statusCode, response.body.slice(0, 300)).toBe(status)
-  expect(response.headers['content-type']).toMatch(/^application\/problem\+json/)
-  expect(response.json()).toMatchObject({ status, code })
-}
 
 describe('input hygiene', () => {
   let staff: Actor
@@ -88,12 +81,7 @@ describe('input hygiene', () => {
     const json = (bytes: number) => JSON.stringify({ name: 'Notice', content: 'x'.repeat(bytes), category: 'GENERAL' })
 
     it('answers 413 for a 100 KiB body on an ordinary route', async () => {
-      const response = await app.current.inject({
-        method: 'POST',
-        url: '/v1/sms-templates',
-        headers: { ...staff.headers, 'content-type': 'application/json' },
-        payload: json(100 * 1024),
-      })
+      const response = await injectJsonText(app.current, { method: 'POST', url: '/v1/sms-templates', headers: staff.headers }, json(100 * 1024))
       expectProblem(response, 413, 'PAYLOAD_TOO_LARGE')
     })
 

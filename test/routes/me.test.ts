@@ -3,18 +3,13 @@ import type { LightMyRequestResponse } from 'fastify'
 import { describe, expect, it } from 'vitest'
 import type { Role } from '../../db/schema.js'
 import { issueTokenPair } from '../../lib/auth/tokens.js'
-import { problemType, type ErrorCode } from '../../lib/errors.js'
+import { expectProblem } from '../auth-fixtures.js'
 import { createTenant, insertUser, owner, unique, type TenantRow } from '../fixtures.js'
 import { useTestApp } from '../helper.js'
 import { actor } from '../staff-fixtures.js'
+import { injectJsonText } from './raw-json-body.js'
 
 const app = useTestApp()
-
-function expectProblem(response: LightMyRequestResponse, status: number, code: ErrorCode) {
-  expect({ status: response.statusCode, code: response.json().code }).toEqual({ status, code })
-  expect(response.headers['content-type']).toMatch(/^application\/problem\+json/)
-  expect(response.json()).toMatchObject({ type: problemType(code), status, code })
-}
 
 const strongPassword = () => `Pw-${randomBytes(6).toString('hex')}-42`
 const cookie = (response: LightMyRequestResponse, name: string) =>
@@ -67,6 +62,13 @@ async function crossTenantToken(role: Role = 'STUDENT') {
   const victimRow = () =>
     owner().selectFrom('users').select(['name', 'phone', 'avatarSeed', 'passwordHash']).where('id', '=', victim.id).executeTakeFirstOrThrow()
   return { headers: bearer(access.token), victim, before: await victimRow(), victimRow }
+}
+
+/** A write sent with a cross-tenant token: refused as an invalid token, and the other tenant's user is unchanged. */
+async function expectCrossTenantWriteRefused(request: { method: 'PATCH' | 'POST'; url: string; payload: object }) {
+  const { headers, before, victimRow } = await crossTenantToken()
+  expectProblem(await app.current.inject({ ...request, headers }), 401, 'AUTH_003')
+  expect(await victimRow()).toEqual(before)
 }
 
 describe('GET /v1/me', () => {
@@ -186,15 +188,7 @@ describe('PATCH /v1/me', () => {
   })
 
   it('never changes a user of another tenant', async () => {
-    const { headers, before, victimRow } = await crossTenantToken()
-    const response = await app.current.inject({
-      method: 'PATCH',
-      url: '/v1/me',
-      headers,
-      payload: { name: 'Hijacked', phone: '01099998888' },
-    })
-    expectProblem(response, 401, 'AUTH_003')
-    expect(await victimRow()).toEqual(before)
+    await expectCrossTenantWriteRefused({ method: 'PATCH', url: '/v1/me', payload: { name: 'Hijacked', phone: '01099998888' } })
   })
 })
 
@@ -281,15 +275,11 @@ describe('POST /v1/me/password', () => {
   })
 
   it('never changes the password of a user of another tenant', async () => {
-    const { headers, before, victimRow } = await crossTenantToken()
-    const response = await app.current.inject({
+    await expectCrossTenantWriteRefused({
       method: 'POST',
       url: '/v1/me/password',
-      headers,
       payload: { currentPassword: 'anything1', newPassword: strongPassword() },
     })
-    expectProblem(response, 401, 'AUTH_003')
-    expect(await victimRow()).toEqual(before)
   })
 })
 
@@ -319,12 +309,7 @@ describe('PATCH /v1/me/avatar', () => {
     const caller = await actor(app.current, await createTenant(), 'STUDENT')
     const before = (await app.current.inject({ method: 'GET', url: '/v1/me', headers: caller.headers })).json().avatarSeed
     for (const payload of ['null', '"seed"', '[]', '7']) {
-      const response = await app.current.inject({
-        method: 'PATCH',
-        url: '/v1/me/avatar',
-        headers: { ...caller.headers, 'content-type': 'application/json' },
-        payload,
-      })
+      const response = await injectJsonText(app.current, { method: 'PATCH', url: '/v1/me/avatar', headers: caller.headers }, payload)
       expectProblem(response, 400, 'VALIDATION_FAILED')
     }
     expect((await app.current.inject({ method: 'GET', url: '/v1/me', headers: caller.headers })).json().avatarSeed).toBe(before)
@@ -354,9 +339,6 @@ describe('PATCH /v1/me/avatar', () => {
   })
 
   it('never changes the avatar of a user of another tenant', async () => {
-    const { headers, before, victimRow } = await crossTenantToken()
-    const response = await app.current.inject({ method: 'PATCH', url: '/v1/me/avatar', headers, payload: { avatarSeed: 'stolen' } })
-    expectProblem(response, 401, 'AUTH_003')
-    expect(await victimRow()).toEqual(before)
+    await expectCrossTenantWriteRefused({ method: 'PATCH', url: '/v1/me/avatar', payload: { avatarSeed: 'stolen' } })
   })
 })

@@ -1,18 +1,10 @@
 import { createHmac } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  decodeJwt,
-  insertUserWithPassword,
-  login,
-  refresh,
-  registerOwner,
-  registerStudent,
-  type AuthResult,
-  type Response,
-} from '../../auth-fixtures.js'
+import { decodeJwt, refresh, registerOwner, registerStudent, type AuthResult, type Response } from '../../auth-fixtures.js'
 import { createTenant } from '../../fixtures.js'
 import { TEST_JWT_SECRET, buildTestApp } from '../../helper.js'
+import { portalUser } from './portal-users.js'
 
 type Attributes = Record<string, string | true>
 
@@ -63,11 +55,17 @@ describe('auth cookies and token claims', () => {
   })
 
   async function signIn(target: FastifyInstance): Promise<AuthResult & { tenant: { id: number; slug: string }; userId: number }> {
+    const instructor = await portalUser(target, { role: 'INSTRUCTOR' })
+    return { ...(await instructor.signIn()), tenant: instructor.tenant, userId: instructor.user.id }
+  }
+
+  /** Tokens from the other ways of getting them: student registration, owner registration and refresh. */
+  async function issuedBesidesLogin() {
     const tenant = await createTenant()
-    const user = await insertUserWithPassword(tenant, { role: 'INSTRUCTOR' })
-    const result = await login(target, { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId })
-    expect(result.response.statusCode).toBe(200)
-    return { ...result, tenant, userId: user.id }
+    const student = await registerStudent(app, tenant.slug)
+    const ownerRegistration = await registerOwner(app)
+    const rotated = await refresh(app, student.refreshToken)
+    return { student, ownerRegistration, rotated }
   }
 
   describe('cookies', () => {
@@ -101,10 +99,7 @@ describe('auth cookies and token claims', () => {
     })
 
     it('sets the same attributes on registration, owner registration and refresh', async () => {
-      const tenant = await createTenant()
-      const student = await registerStudent(app, tenant.slug)
-      const ownerRegistration = await registerOwner(app)
-      const rotated = await refresh(app, student.refreshToken)
+      const { student, ownerRegistration, rotated } = await issuedBesidesLogin()
       for (const result of [student, ownerRegistration, rotated]) {
         const cookies = setCookies(result.response)
         expect(Object.keys(cookies).sort()).toEqual(['svc_access_token', 'svc_refresh_token'])
@@ -184,10 +179,7 @@ describe('auth cookies and token claims', () => {
     })
 
     it('issues the same claim set on registration and refresh', async () => {
-      const tenant = await createTenant()
-      const student = await registerStudent(app, tenant.slug)
-      const ownerRegistration = await registerOwner(app)
-      const rotated = await refresh(app, student.refreshToken)
+      const { student, ownerRegistration, rotated } = await issuedBesidesLogin()
       for (const result of [student, ownerRegistration, rotated]) {
         expect(Object.keys(decodeJwt(result.accessToken)).sort()).toEqual(CLAIMS)
         expect(Object.keys(decodeJwt(result.refreshToken)).sort()).toEqual(CLAIMS)

@@ -7,17 +7,10 @@ import {
   registerOwner,
   registerStudent,
   strongPassword,
-  type Response,
 } from '../../auth-fixtures.js'
 import { createTenant, owner, unique } from '../../fixtures.js'
 import { buildTestApp } from '../../helper.js'
-
-const MAX_FAILURES = 3
-const LOCK_SECONDS = 60
-
-function expectLocked(response: Response) {
-  expectProblem(response, 429, 'AUTH_018')
-}
+import { expectLocked, LOCKOUT_SETTINGS, MAX_FAILURES } from './lockout-settings.js'
 
 // Issue 16, finding 1: an attacker registers a look-alike of the victim's login id and signs in as it between
 // guesses, which used to reset the victim's failure counter (failures were keyed on the lower-cased id).
@@ -25,7 +18,7 @@ describe('login ids that look alike', () => {
   let app: FastifyInstance
 
   beforeAll(async () => {
-    app = await buildTestApp({ SVC_LOGIN_MAX_FAILURES: String(MAX_FAILURES), SVC_LOGIN_LOCK_SECONDS: String(LOCK_SECONDS) })
+    app = await buildTestApp(LOCKOUT_SETTINGS)
   })
   afterAll(async () => {
     await app?.close()

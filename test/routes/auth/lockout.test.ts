@@ -14,33 +14,22 @@ import {
 } from '../../auth-fixtures.js'
 import { createTenant, owner, unique } from '../../fixtures.js'
 import { buildTestApp } from '../../helper.js'
-
-const MAX_FAILURES = 3
-const LOCK_SECONDS = 60
-
-function expectLocked(response: Response) {
-  expectProblem(response, 429, 'AUTH_018')
-  const retryAfter = Number(response.headers['retry-after'])
-  expect(retryAfter).toBeGreaterThanOrEqual(1)
-  expect(retryAfter).toBeLessThanOrEqual(LOCK_SECONDS)
-}
+import { expectLocked, LOCK_SECONDS, LOCKOUT_SETTINGS, MAX_FAILURES } from './lockout-settings.js'
+import { portalUser, sameLoginIdInTwoTenants } from './portal-users.js'
 
 describe('login lockout per (tenant, login id)', () => {
   let app: FastifyInstance
   let sibling: FastifyInstance
 
   beforeAll(async () => {
-    const settings = { SVC_LOGIN_MAX_FAILURES: String(MAX_FAILURES), SVC_LOGIN_LOCK_SECONDS: String(LOCK_SECONDS) }
-    ;[app, sibling] = await Promise.all([buildTestApp(settings), buildTestApp(settings)])
+    ;[app, sibling] = await Promise.all([buildTestApp(LOCKOUT_SETTINGS), buildTestApp(LOCKOUT_SETTINGS)])
   })
   afterAll(async () => {
     await Promise.all([app?.close(), sibling?.close()])
   })
 
   async function student() {
-    const tenant = await createTenant()
-    const user = await insertUserWithPassword(tenant)
-    const right = { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }
+    const { tenant, user, credentials: right } = await portalUser(app)
     const wrong = { ...right, password: strongPassword() }
     return { tenant, user, right, wrong }
   }
@@ -90,11 +79,7 @@ describe('login lockout per (tenant, login id)', () => {
   })
 
   it('locks only that login id in that tenant', async () => {
-    const a = await createTenant()
-    const b = await createTenant()
-    const loginId = unique('shared')
-    const inA = await insertUserWithPassword(a, { loginId })
-    const inB = await insertUserWithPassword(b, { loginId })
+    const { a, b, loginId, inA, inB } = await sameLoginIdInTwoTenants('shared')
     const neighbour = await insertUserWithPassword(a)
     for (let attempt = 0; attempt < MAX_FAILURES; attempt++) {
       await login(app, { userLoginId: loginId, password: strongPassword(), customId: a.customId })

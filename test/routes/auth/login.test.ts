@@ -11,6 +11,7 @@ import {
 } from '../../auth-fixtures.js'
 import { createTenant, owner, unique } from '../../fixtures.js'
 import { buildTestApp, useTestApp } from '../../helper.js'
+import { sameLoginIdInTwoTenants } from './portal-users.js'
 
 afterEach(() => {
   vi.restoreAllMocks()
@@ -61,11 +62,7 @@ describe('POST /v1/login', () => {
     })
 
     it('finds the user only inside the tenant named by customId', async () => {
-      const a = await createTenant()
-      const b = await createTenant()
-      const loginId = unique('twin')
-      const inA = await insertUserWithPassword(a, { loginId })
-      const inB = await insertUserWithPassword(b, { loginId })
+      const { a, b, loginId, inA, inB } = await sameLoginIdInTwoTenants('twin')
       const toA = await login(app.current, { userLoginId: loginId, password: inA.password, customId: a.customId })
       expect(toA.response.json().user).toMatchObject({ id: inA.id, tenantSlug: a.slug })
       const toB = await login(app.current, { userLoginId: loginId, password: inB.password, customId: b.customId })

@@ -1,20 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh, type AuthResult } from '../../auth-fixtures.js'
-import { createTenant, owner } from '../../fixtures.js'
+import { owner } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
+import { portalUser } from './portal-users.js'
 
 describe('logout', () => {
   const app = useTestApp()
 
   /** One user signed in on WEB and on MOBILE. */
   async function twoDevices() {
-    const tenant = await createTenant()
-    const user = await insertUserWithPassword(tenant)
-    const credentials = { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }
-    const web = await login(app.current, credentials)
-    const mobile = await login(app.current, credentials, { headers: { 'x-device-category': 'MOBILE' } })
-    expect([web.response.statusCode, mobile.response.statusCode]).toEqual([200, 200])
+    const { tenant, user, credentials, signIn } = await portalUser(app.current)
+    const web = await signIn()
+    const mobile = await signIn({ headers: { 'x-device-category': 'MOBILE' } })
     return { tenant, user, web, mobile, credentials }
   }
 
@@ -26,6 +24,12 @@ describe('logout', () => {
     (await owner().selectFrom('sessionRevocations').select('reason').where('sid', '=', id).executeTakeFirst())?.reason
   const blacklistedUntil = async (tokenId: string) =>
     (await owner().selectFrom('revokedAccessTokens').select('expiresAt').where('jti', '=', tokenId).executeTakeFirst())?.expiresAt
+  /** Blacklists a new token id until `milliseconds` from now (negative: already expired); returns the id. */
+  const blacklistedFor = async (milliseconds: number) => {
+    const tokenId = randomUUID()
+    await owner().insertInto('revokedAccessTokens').values({ jti: tokenId, expiresAt: new Date(Date.now() + milliseconds) }).execute()
+    return tokenId
+  }
   const listSessions = (result: AuthResult) =>
     app.current.inject({ method: 'GET', url: '/v1/me/sessions', headers: result.bearer })
 
@@ -117,15 +121,8 @@ describe('logout', () => {
 
   describe('blacklist maintenance', () => {
     it('purges expired blacklist entries and keeps live ones', async () => {
-      const expired = randomUUID()
-      const live = randomUUID()
-      await owner()
-        .insertInto('revokedAccessTokens')
-        .values([
-          { jti: expired, expiresAt: new Date(Date.now() - 1000) },
-          { jti: live, expiresAt: new Date(Date.now() + 60_000) },
-        ])
-        .execute()
+      const expired = await blacklistedFor(-1000)
+      const live = await blacklistedFor(60_000)
       expect(await app.current.purgeExpired()).toBeGreaterThanOrEqual(1)
       expect(await blacklistedUntil(expired)).toBeUndefined()
       expect(await blacklistedUntil(live)).toBeInstanceOf(Date)

@@ -1,9 +1,10 @@
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh } from '../../auth-fixtures.js'
-import { createTenant, owner } from '../../fixtures.js'
+import { decodeJwt, expectProblem, refresh } from '../../auth-fixtures.js'
+import { owner } from '../../fixtures.js'
 import { itPostgres, useTestApp } from '../../helper.js'
 import { recordStatements, RUNTIME_BEGIN } from '../../statement-recorder.js'
+import { portalUser } from './portal-users.js'
 
 describe('POST /v1/refresh cost', () => {
   // Reuse without the multi-tab grace (refresh-grace.test.ts), so a replay is reuse at once.
@@ -12,13 +13,7 @@ describe('POST /v1/refresh cost', () => {
     vi.restoreAllMocks()
   })
 
-  async function signedIn() {
-    const tenant = await createTenant()
-    const user = await insertUserWithPassword(tenant)
-    const result = await login(app.current, { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId })
-    expect(result.response.statusCode).toBe(200)
-    return result
-  }
+  const signedIn = async () => (await portalUser(app.current)).signIn()
 
   // Counts the statements the pg driver sends; the embedded store has no pg driver to observe.
   // A lone statement still runs in a transaction that sets the role (db/pg-client.ts): begin, the statement and

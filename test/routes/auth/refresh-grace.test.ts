@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh, uniqueAddress } from '../../auth-fixtures.js'
 import { createTenant, owner } from '../../fixtures.js'
 import { itConcurrent, useTestApp } from '../../helper.js'
+import { portalUser } from './portal-users.js'
 
 // Issue 16, finding 3 (finding 8 of the first round): two tabs refreshing at once signed the user out, because the
 // loser presented the token the winner had just replaced. Now, within SVC_REFRESH_REUSE_GRACE_SECONDS of
@@ -9,13 +10,7 @@ import { itConcurrent, useTestApp } from '../../helper.js'
 describe('POST /v1/refresh reuse grace', () => {
   const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '10' })
 
-  async function signedIn() {
-    const tenant = await createTenant()
-    const user = await insertUserWithPassword(tenant)
-    const result = await login(app.current, { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId })
-    expect(result.response.statusCode).toBe(200)
-    return result
-  }
+  const signedIn = async () => (await portalUser(app.current)).signIn()
 
   const me = (accessToken: string) =>
     app.current.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${accessToken}` } })

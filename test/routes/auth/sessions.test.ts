@@ -8,10 +8,10 @@ import {
   refresh,
   registerStudent,
   type AuthResult,
-  type RequestExtras,
 } from '../../auth-fixtures.js'
 import { createTenant, owner } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
+import { portalUser } from './portal-users.js'
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148'
 const IPAD = 'Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148'
@@ -20,17 +20,7 @@ const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Ch
 describe('device sessions', () => {
   const app = useTestApp()
 
-  async function student() {
-    const tenant = await createTenant()
-    const user = await insertUserWithPassword(tenant)
-    const credentials = { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }
-    const signIn = async (extras: RequestExtras = {}) => {
-      const result = await login(app.current, credentials, extras)
-      expect(result.response.statusCode).toBe(200)
-      return result
-    }
-    return { tenant, user, signIn }
-  }
+  const student = () => portalUser(app.current)
 
   const sid = (result: AuthResult) => decodeJwt(result.accessToken).sid as string
   const sessionsOf = (userId: number) =>
@@ -40,6 +30,13 @@ describe('device sessions', () => {
       .where('userId', '=', userId)
       .orderBy('createdAt')
       .execute()
+  /** The row a session holds once `tokens` are its current pair. */
+  const storedSession = (sessionId: string, deviceCategory: string, tokens: AuthResult) => ({
+    sid: sessionId,
+    deviceCategory,
+    accessJti: decodeJwt(tokens.accessToken).jti,
+    refreshJti: decodeJwt(tokens.refreshToken).jti,
+  })
   const reasonFor = async (id: string) =>
     (await owner().selectFrom('sessionRevocations').select('reason').where('sid', '=', id).executeTakeFirst())?.reason
   const list = (result: AuthResult) => app.current.inject({ method: 'GET', url: '/v1/me/sessions', headers: result.bearer })
@@ -48,25 +45,14 @@ describe('device sessions', () => {
     it('none -> login -> active: tokens issued and the session stored with their JTIs', async () => {
       const { user, signIn } = await student()
       const web = await signIn()
-      const access = decodeJwt(web.accessToken)
-      const refreshClaims = decodeJwt(web.refreshToken)
-      expect(await sessionsOf(user.id)).toEqual([
-        { sid: access.sid, deviceCategory: 'WEB', accessJti: access.jti, refreshJti: refreshClaims.jti },
-      ])
-      expect(refreshClaims.sid).toBe(access.sid)
+      expect(await sessionsOf(user.id)).toEqual([storedSession(sid(web), 'WEB', web)])
+      expect(decodeJwt(web.refreshToken).sid).toBe(sid(web))
     })
 
     it('none -> registration -> active', async () => {
       const tenant = await createTenant()
       const registered = await registerStudent(app.current, tenant.slug, {}, { headers: { 'user-agent': IPHONE } })
-      expect(await sessionsOf(registered.user.id)).toEqual([
-        {
-          sid: sid(registered),
-          deviceCategory: 'MOBILE',
-          accessJti: decodeJwt(registered.accessToken).jti,
-          refreshJti: decodeJwt(registered.refreshToken).jti,
-        },
-      ])
+      expect(await sessionsOf(registered.user.id)).toEqual([storedSession(sid(registered), 'MOBILE', registered)])
     })
 
     it('active -> new login in the same category -> revoked with SESSION_REPLACED_BY_LOGIN', async () => {
@@ -84,14 +70,7 @@ describe('device sessions', () => {
       const web = await signIn()
       const rotated = await refresh(app.current, web.refreshToken)
       expect(rotated.response.statusCode).toBe(200)
-      expect(await sessionsOf(user.id)).toEqual([
-        {
-          sid: sid(web),
-          deviceCategory: 'WEB',
-          accessJti: decodeJwt(rotated.accessToken).jti,
-          refreshJti: decodeJwt(rotated.refreshToken).jti,
-        },
-      ])
+      expect(await sessionsOf(user.id)).toEqual([storedSession(sid(web), 'WEB', rotated)])
     })
 
     it('revoked (missing) -> refresh -> stays revoked with AUTH_017', async () => {

@@ -1,18 +1,10 @@
-import type { FastifyInstance } from 'fastify'
 import { describe, expect, it } from 'vitest'
+import { expectProblem } from '../../auth-fixtures.js'
 import { owner } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
 import { academy, type Actor } from '../../staff-fixtures.js'
 
-type Response = Awaited<ReturnType<FastifyInstance['inject']>>
-
 const app = useTestApp()
-
-function expectProblem(response: Response, status: number, code: string) {
-  expect(response.statusCode).toBe(status)
-  expect(response.headers['content-type']).toMatch(/^application\/problem\+json/)
-  expect(response.json()).toMatchObject({ status, code })
-}
 
 async function create(by: Actor, body: Record<string, unknown> = {}) {
   const response = await app.current.inject({

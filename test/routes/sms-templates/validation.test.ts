@@ -1,17 +1,10 @@
-import type { FastifyInstance } from 'fastify'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { expectProblem } from '../../auth-fixtures.js'
 import { useTestApp } from '../../helper.js'
+import { injectJsonText } from '../raw-json-body.js'
 import { academy, type Actor } from '../../staff-fixtures.js'
 
-type Response = Awaited<ReturnType<FastifyInstance['inject']>>
-
 const app = useTestApp()
-
-function expectProblem(response: Response, status: number, code: string) {
-  expect(response.statusCode, response.body.slice(0, 300)).toBe(status)
-  expect(response.headers['content-type']).toMatch(/^application\/problem\+json/)
-  expect(response.json()).toMatchObject({ status, code })
-}
 
 const valid = { name: 'Notice', content: 'Class is cancelled today.', category: 'GENERAL' }
 
@@ -80,12 +73,7 @@ describe('SMS template input validation', () => {
 
   it('POST refuses malformed, empty and non-object JSON', async () => {
     for (const payload of ['{"name": "x",', '', '"hello"', 'null', '42']) {
-      const response = await app.current.inject({
-        method: 'POST',
-        url: '/v1/sms-templates',
-        headers: { ...staff.headers, 'content-type': 'application/json' },
-        payload,
-      })
+      const response = await injectJsonText(app.current, { method: 'POST', url: '/v1/sms-templates', headers: staff.headers }, payload)
       expectProblem(response, 400, 'VALIDATION_FAILED')
     }
   })
