@@ -3,7 +3,8 @@ import { loginIdKey } from '../login-key.js'
 import { precompiled } from '../precompiled.js'
 import { endsReadOnlyTransaction } from '../statement-cache.js'
 import type { TenantTx } from '../tenant.js'
-import type { TenantsTable, UsersTable, UserStatus } from '../schema.js'
+import type { UsersTable, UserStatus } from '../schema.js'
+import type { TenantPrefixedColumns } from './tenant-prefixed-columns.js'
 
 // Never `select *`: upgraded databases may carry legacy columns (oauth_provider) the service must not read.
 const USER_COLUMNS = ['id', 'tenantId', 'userLoginId', 'name', 'phone', 'role', 'status', 'avatarSeed'] as const
@@ -21,16 +22,7 @@ const userWithTenant = precompiled((db, params: { id: number }) =>
   sql<UserWithTenant>`select * from svc_current_user(${params.id}::bigint) ${endsReadOnlyTransaction}`,
 )
 
-type TenantRow = Selectable<TenantsTable>
-
-export interface UserWithTenant extends UserRecord {
-  tenantSlug: TenantRow['slug']
-  tenantCustomId: TenantRow['customId']
-  tenantCustomDomain: TenantRow['customDomain']
-  tenantName: TenantRow['name']
-  tenantStatus: TenantRow['status']
-  tenantOnboardingCompletedAt: TenantRow['onboardingCompletedAt']
-}
+export interface UserWithTenant extends UserRecord, TenantPrefixedColumns {}
 
 /** The user and its tenant in one round trip (tenants has no RLS; the user row is still limited by it). */
 export async function findUserWithTenant(trx: TenantTx, id: number): Promise<UserWithTenant | undefined> {
