@@ -66,12 +66,8 @@ export async function updatePasswordHash(trx: TenantTx, id: number, passwordHash
   await trx.updateTable('users').set({ passwordHash, updatedAt: new Date() }).where('id', '=', id).execute()
 }
 
-/** PATCH /v1/me: only the given fields change. Returns the updated user, or undefined when it is not visible. */
-export function updateProfile(
-  trx: TenantTx,
-  id: number,
-  changes: Pick<Updateable<UsersTable>, 'name' | 'phone'>,
-): Promise<UserRecord | undefined> {
+/** Changes the given columns of one user and stamps updatedAt; the updated user, or undefined when it is not visible. */
+function updateUser(trx: TenantTx, id: number, changes: Updateable<UsersTable>): Promise<UserRecord | undefined> {
   return trx
     .updateTable('users')
     .set({ ...changes, updatedAt: new Date() })
@@ -80,22 +76,21 @@ export function updateProfile(
     .executeTakeFirst()
 }
 
+/** PATCH /v1/me: only the given fields change. Returns the updated user, or undefined when it is not visible. */
+export function updateProfile(
+  trx: TenantTx,
+  id: number,
+  changes: Pick<Updateable<UsersTable>, 'name' | 'phone'>,
+): Promise<UserRecord | undefined> {
+  return updateUser(trx, id, changes)
+}
+
 export function updateAvatarSeed(trx: TenantTx, id: number, avatarSeed: string): Promise<UserRecord | undefined> {
-  return trx
-    .updateTable('users')
-    .set({ avatarSeed, updatedAt: new Date() })
-    .where('id', '=', id)
-    .returning(USER_COLUMNS)
-    .executeTakeFirst()
+  return updateUser(trx, id, { avatarSeed })
 }
 
 export function updateUserStatus(trx: TenantTx, id: number, status: UserStatus): Promise<UserRecord | undefined> {
-  return trx
-    .updateTable('users')
-    .set({ status, updatedAt: new Date() })
-    .where('id', '=', id)
-    .returning(USER_COLUMNS)
-    .executeTakeFirst()
+  return updateUser(trx, id, { status })
 }
 
 /**
