@@ -116,24 +116,23 @@ function register(app: FastifyInstance): MetricsRecorder {
       this.set({ status: 'DISPATCHED' }, current.dispatched)
     },
   })
-  new Gauge({
-    name: 'svc_sms_due_backlog',
-    help: 'PENDING messages whose attempt time has come',
-    registers: [registry],
-    async collect() {
-      const current = await readStats()
-      if (current) this.set(current.due)
-    },
-  })
-  new Gauge({
-    name: 'svc_sms_oldest_due_age_seconds',
-    help: 'How long the oldest due message has been waiting (0 when none is due)',
-    registers: [registry],
-    async collect() {
-      const current = await readStats()
-      if (current) this.set(current.oldestDueSeconds)
-    },
-  })
+  // One number of the dispatch state per gauge.
+  const dispatchGauge = (name: string, help: string, value: (current: DispatchStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const current = await readStats()
+        if (current) this.set(value(current))
+      },
+    })
+  dispatchGauge('svc_sms_due_backlog', 'PENDING messages whose attempt time has come', (current) => current.due)
+  dispatchGauge(
+    'svc_sms_oldest_due_age_seconds',
+    'How long the oldest due message has been waiting (0 when none is due)',
+    (current) => current.oldestDueSeconds,
+  )
   const token = app.env.SVC_METRICS_TOKEN
   app.get(METRICS_PATH, { config: { auth: false, requestLog: 'debug' }, schema: { hide: true } }, async (request, reply) => {
     if (token !== undefined && !presentsToken(request.headers.authorization, token)) {

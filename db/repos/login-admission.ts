@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
 import type { DB, LoginFailuresTable } from '../schema.js'
+import { tenantFromPrefixedColumns, type TenantPrefixedColumns } from './tenant-prefixed-columns.js'
 import type { Tenant } from './tenants.js'
 
 // login_failures, tenants and owner_directory hold no RLS rows, so the login's first statement runs on the root
@@ -22,18 +23,11 @@ export type LoginAdmission =
   | { admitted: true; entered: EnteredTenant | null }
   | { admitted: false; lockedUntil: Date | null }
 
-interface AdmissionRow {
-  admitted: boolean
-  lockedUntil: Date | null
-  tenantId: number | null
-  tenantSlug: string
-  tenantCustomId: string
-  tenantCustomDomain: string | null
-  tenantName: string
-  tenantStatus: Tenant['status']
-  tenantOnboardingCompletedAt: Date | null
-  ownerUserId: number | null
-}
+// The tenant columns are all null when the attempt names no tenant.
+type AdmissionRow = { admitted: boolean; lockedUntil: Date | null; ownerUserId: number | null } & (
+  | TenantPrefixedColumns
+  | { tenantId: null }
+)
 
 /**
  * Admits one login attempt before its password is checked, counting it as a failure until it proves otherwise
@@ -66,14 +60,6 @@ export async function admitLoginAttempt(
 
 function enteredTenant(row: AdmissionRow): EnteredTenant | null {
   if (row.tenantId === null) return null
-  const tenant: Tenant = {
-    id: row.tenantId,
-    slug: row.tenantSlug,
-    customId: row.tenantCustomId,
-    customDomain: row.tenantCustomDomain,
-    name: row.tenantName,
-    status: row.tenantStatus,
-    onboardingCompletedAt: row.tenantOnboardingCompletedAt,
-  }
+  const tenant = tenantFromPrefixedColumns(row)
   return row.ownerUserId === null ? { tenant } : { tenant, ownerUserId: row.ownerUserId }
 }

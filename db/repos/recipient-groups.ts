@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely'
 import type { RecipientGroupsTable, StoredRecipient } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
+import { unnestedRecipients } from './unnested-recipients.js'
 
 const COLUMNS = ['id', 'ownerStaffId', 'name', 'icon', 'recipientCount', 'createdAt', 'updatedAt'] as const
 
@@ -27,14 +28,8 @@ export async function insertMembers(
   await sql`
     insert into recipient_group_members
       (tenant_id, group_id, member_index, phone, name, student_id, class_name, recipient_role)
-    select ${tenantId}, ${groupId}, m.ord - 1, m.phone, m.name, m.student_id, m.class_name, m.recipient_role
-    from unnest(
-      ${members.map((m) => m.phone)}::text[],
-      ${members.map((m) => m.name)}::text[],
-      ${members.map((m) => m.studentId)}::bigint[],
-      ${members.map((m) => m.className)}::text[],
-      ${members.map((m) => m.recipientRole)}::text[]
-    ) with ordinality as m (phone, name, student_id, class_name, recipient_role, ord)`.execute(trx)
+    select ${tenantId}, ${groupId}, r.ord - 1, r.phone, r.name, r.student_id, r.class_name, r.recipient_role
+    from ${unnestedRecipients(members)}`.execute(trx)
 }
 
 /** Groups belong to the staff member who made them (docs/api.md#recipient-groups); anyone else finds nothing. */

@@ -1,6 +1,7 @@
 import { sql, type Selectable, type SelectQueryBuilder } from 'kysely'
 import type { DB, SmsMessagesTable, SmsRecipientsTable, StoredRecipient } from '../schema.js'
 import type { TenantTx } from '../tenant.js'
+import { unnestedRecipients } from './unnested-recipients.js'
 
 const COLUMNS = [
   'id',
@@ -57,10 +58,7 @@ export function insertMessage(trx: TenantTx, message: NewMessage): Promise<Messa
     .executeTakeFirstOrThrow()
 }
 
-/**
- * Every recipient in one statement whatever their number: five array parameters unnested row by row, so
- * 10,000 recipients are one round trip and never approach PostgreSQL's 65,535-parameter limit.
- */
+/** Every recipient in one statement whatever their number (db/repos/unnested-recipients.ts). */
 export async function insertRecipients(
   trx: TenantTx,
   tenantId: number,
@@ -71,13 +69,7 @@ export async function insertRecipients(
     insert into sms_recipients
       (tenant_id, sms_id, recipient_index, phone, name, student_id, class_name, recipient_role, updated_at)
     select ${tenantId}, ${smsId}, r.ord - 1, r.phone, r.name, r.student_id, r.class_name, r.recipient_role, now()
-    from unnest(
-      ${recipients.map((r) => r.phone)}::text[],
-      ${recipients.map((r) => r.name)}::text[],
-      ${recipients.map((r) => r.studentId)}::bigint[],
-      ${recipients.map((r) => r.className)}::text[],
-      ${recipients.map((r) => r.recipientRole)}::text[]
-    ) with ordinality as r (phone, name, student_id, class_name, recipient_role, ord)`.execute(trx)
+    from ${unnestedRecipients(recipients)}`.execute(trx)
 }
 
 /** Who may see a message: everyone in the tenant, or (INSTRUCTOR) only its sender (docs/api.md#roles). */

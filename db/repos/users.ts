@@ -3,7 +3,8 @@ import { loginIdKey } from '../login-key.js'
 import { precompiled } from '../precompiled.js'
 import { endsReadOnlyTransaction } from '../statement-cache.js'
 import type { TenantTx } from '../tenant.js'
-import type { TenantsTable, UsersTable, UserStatus } from '../schema.js'
+import type { UsersTable, UserStatus } from '../schema.js'
+import type { TenantPrefixedColumns } from './tenant-prefixed-columns.js'
 
 // Never `select *`: upgraded databases may carry legacy columns (oauth_provider) the service must not read.
 const USER_COLUMNS = ['id', 'tenantId', 'userLoginId', 'name', 'phone', 'role', 'status', 'avatarSeed'] as const
@@ -21,16 +22,7 @@ const userWithTenant = precompiled((db, params: { id: number }) =>
   sql<UserWithTenant>`select * from svc_current_user(${params.id}::bigint) ${endsReadOnlyTransaction}`,
 )
 
-type TenantRow = Selectable<TenantsTable>
-
-export interface UserWithTenant extends UserRecord {
-  tenantSlug: TenantRow['slug']
-  tenantCustomId: TenantRow['customId']
-  tenantCustomDomain: TenantRow['customDomain']
-  tenantName: TenantRow['name']
-  tenantStatus: TenantRow['status']
-  tenantOnboardingCompletedAt: TenantRow['onboardingCompletedAt']
-}
+export interface UserWithTenant extends UserRecord, TenantPrefixedColumns {}
 
 /** The user and its tenant in one round trip (tenants has no RLS; the user row is still limited by it). */
 export async function findUserWithTenant(trx: TenantTx, id: number): Promise<UserWithTenant | undefined> {
@@ -74,12 +66,8 @@ export async function updatePasswordHash(trx: TenantTx, id: number, passwordHash
   await trx.updateTable('users').set({ passwordHash, updatedAt: new Date() }).where('id', '=', id).execute()
 }
 
-/** PATCH /v1/me: only the given fields change. Returns the updated user, or undefined when it is not visible. */
-export function updateProfile(
-  trx: TenantTx,
-  id: number,
-  changes: Pick<Updateable<UsersTable>, 'name' | 'phone'>,
-): Promise<UserRecord | undefined> {
+/** Changes the given columns of one user and stamps updatedAt; the updated user, or undefined when it is not visible. */
+function updateUser(trx: TenantTx, id: number, changes: Updateable<UsersTable>): Promise<UserRecord | undefined> {
   return trx
     .updateTable('users')
     .set({ ...changes, updatedAt: new Date() })
@@ -88,22 +76,21 @@ export function updateProfile(
     .executeTakeFirst()
 }
 
+/** PATCH /v1/me: only the given fields change. Returns the updated user, or undefined when it is not visible. */
+export function updateProfile(
+  trx: TenantTx,
+  id: number,
+  changes: Pick<Updateable<UsersTable>, 'name' | 'phone'>,
+): Promise<UserRecord | undefined> {
+  return updateUser(trx, id, changes)
+}
+
 export function updateAvatarSeed(trx: TenantTx, id: number, avatarSeed: string): Promise<UserRecord | undefined> {
-  return trx
-    .updateTable('users')
-    .set({ avatarSeed, updatedAt: new Date() })
-    .where('id', '=', id)
-    .returning(USER_COLUMNS)
-    .executeTakeFirst()
+  return updateUser(trx, id, { avatarSeed })
 }
 
 export function updateUserStatus(trx: TenantTx, id: number, status: UserStatus): Promise<UserRecord | undefined> {
-  return trx
-    .updateTable('users')
-    .set({ status, updatedAt: new Date() })
-    .where('id', '=', id)
-    .returning(USER_COLUMNS)
-    .executeTakeFirst()
+  return updateUser(trx, id, { status })
 }
 
 /**

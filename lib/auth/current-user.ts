@@ -1,3 +1,4 @@
+import { tenantFromPrefixedColumns } from '../../db/repos/tenant-prefixed-columns.js'
 import { findTenantById } from '../../db/repos/tenants.js'
 import { findUserById, findUserWithTenant, type UserRecord } from '../../db/repos/users.js'
 import type { TenantTx } from '../../db/tenant.js'
@@ -32,13 +33,5 @@ export async function toFullUserResponse(trx: TenantTx, user: UserRecord): Promi
 export async function currentUserResponse(trx: TenantTx, userId: number): Promise<UserResponse> {
   const row = await findUserWithTenant(trx, userId)
   if (!row) throw currentUserMissing()
-  return toUserResponse(row, {
-    id: row.tenantId,
-    slug: row.tenantSlug,
-    customId: row.tenantCustomId,
-    customDomain: row.tenantCustomDomain,
-    name: row.tenantName,
-    status: row.tenantStatus,
-    onboardingCompletedAt: row.tenantOnboardingCompletedAt,
-  })
+  return toUserResponse(row, tenantFromPrefixedColumns(row))
 }

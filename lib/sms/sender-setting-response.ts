@@ -38,36 +38,24 @@ export const SenderSettingStatusSchema = Type.Object({
 }, { $id: 'SenderSettingStatus', examples: [{ provider: 'extsms', registrationStatus: 'PENDING' }] })
 export type SenderSettingStatus = Static<typeof SenderSettingStatusSchema>
 
-const iso = (value: Date | null): string | null => value?.toISOString() ?? null
+const iso = (value: Date | null | undefined): string | null => value?.toISOString() ?? null
 
 /**
- * No row is the synthetic NOT_CONFIGURED setting. `provider` always names the live provider,
- * mock deployments included, because rows only ever belong to it.
+ * No row is the synthetic NOT_CONFIGURED setting, every other field null. `provider` always names the live
+ * provider, mock deployments included, because rows only ever belong to it.
  */
 export function toSenderSetting(record: SenderSettingRecord | undefined): SenderSetting {
-  if (!record) {
-    return {
-      id: null,
-      provider: LIVE_PROVIDER,
-      senderNumber: null,
-      registrationStatus: 'NOT_CONFIGURED',
-      rejectionReason: null,
-      approvedAt: null,
-      rejectedAt: null,
-      createdAt: null,
-      updatedAt: null,
-    }
-  }
+  const senderNumber = record?.senderNumber ?? null
   return {
-    id: record.id,
+    id: record?.id ?? null,
     provider: LIVE_PROVIDER,
-    senderNumber: record.senderNumber === null ? null : formatHyphenated(record.senderNumber),
-    registrationStatus: record.registrationStatus,
-    rejectionReason: record.rejectionReason,
-    approvedAt: iso(record.approvedAt),
-    rejectedAt: iso(record.rejectedAt),
-    createdAt: iso(record.createdAt),
-    updatedAt: iso(record.updatedAt),
+    senderNumber: senderNumber === null ? null : formatHyphenated(senderNumber),
+    registrationStatus: record?.registrationStatus ?? 'NOT_CONFIGURED',
+    rejectionReason: record?.rejectionReason ?? null,
+    approvedAt: iso(record?.approvedAt),
+    rejectedAt: iso(record?.rejectedAt),
+    createdAt: iso(record?.createdAt),
+    updatedAt: iso(record?.updatedAt),
   }
 }
 

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { revokeAccessToken } from '../../db/repos/revoked-tokens.js'
-import { revokeSessions } from '../../db/repos/sessions.js'
+import { revokeSessions, type SessionSelector } from '../../db/repos/sessions.js'
+import type { RevocationReason } from '../../db/schema.js'
 import { clearAuthCookies } from '../../lib/auth/cookies.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -10,22 +12,28 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const logout = { ...signOut, operationId: 'logout', summary: 'Sign out this session' }
   const logoutAll = { ...signOut, operationId: 'logoutAll', summary: 'Sign out every session of this user' }
 
-  app.post('/logout', { schema: logout }, async (request, reply) => {
+  // Both routes end the chosen sessions, then the presented token, then the cookies.
+  async function endSessions(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    sessions: SessionSelector,
+    reason: RevocationReason,
+  ) {
     const identity = request.caller
-    await revokeSessions(request.db, { sid: identity.sid }, 'LOGOUT')
+    await revokeSessions(request.db, sessions, reason)
     // The presented token may predate the session's latest rotation; it stops working too.
     await revokeAccessToken(request.db, identity.jti, identity.accessExpiresAt)
     clearAuthCookies(reply, app.env)
     return reply.code(204).send(null)
-  })
+  }
 
-  app.post('/logout-all', { schema: logoutAll }, async (request, reply) => {
-    const identity = request.caller
-    await revokeSessions(request.db, { userId: identity.userId }, 'LOGOUT_ALL')
-    await revokeAccessToken(request.db, identity.jti, identity.accessExpiresAt)
-    clearAuthCookies(reply, app.env)
-    return reply.code(204).send(null)
-  })
+  app.post('/logout', { schema: logout }, async (request, reply) =>
+    endSessions(request, reply, { sid: request.caller.sid }, 'LOGOUT'),
+  )
+
+  app.post('/logout-all', { schema: logoutAll }, async (request, reply) =>
+    endSessions(request, reply, { userId: request.caller.userId }, 'LOGOUT_ALL'),
+  )
 }
 
 export default routes

@@ -57,25 +57,40 @@ export function parseAcceptedBody(text: string, sent: ReadonlySet<number>): Acce
   if (messageList === null || failedList === null) return null
 
   const seen = new Set<number>()
-  const groupId = nonEmptyString(body.groupInfo.groupId)
-  const result: Accepted = { kind: 'accepted', groupId, accepted: [], refused: [] }
-  for (const entry of messageList) {
-    if (!isObject(entry)) continue
-    const recipientIndex = recipientOf(entry, sent)
+  const accepted = readEntries(messageList, sent, seen, (entry, recipientIndex) => {
     const messageId = nonEmptyString(entry.messageId)
-    if (recipientIndex === null || messageId === null || seen.has(recipientIndex)) continue
-    seen.add(recipientIndex)
-    result.accepted.push({ recipientIndex, messageId, statusCode: nonEmptyString(entry.statusCode) ?? '2000' })
-  }
-  for (const entry of failedList) {
+    if (messageId === null) return null
+    return { recipientIndex, messageId, statusCode: nonEmptyString(entry.statusCode) ?? '2000' }
+  })
+  const refused = readEntries(failedList, sent, seen, (entry, recipientIndex) => {
+    const statusCode = nonEmptyString(entry.statusCode)
+    if (statusCode === null) return null
+    return { recipientIndex, statusCode, statusMessage: nonEmptyString(entry.statusMessage) ?? '' }
+  })
+  return { kind: 'accepted', groupId: nonEmptyString(body.groupInfo.groupId), accepted, refused }
+}
+
+/**
+ * The entries of one list that `read` can record, each for a recipient of this call not already in `seen` (which
+ * it then joins). `read` answers null for an entry lacking what it needs.
+ */
+function readEntries<Entry>(
+  list: readonly unknown[],
+  sent: ReadonlySet<number>,
+  seen: Set<number>,
+  read: (entry: Fields, recipientIndex: number) => Entry | null,
+): Entry[] {
+  const entries: Entry[] = []
+  for (const entry of list) {
     if (!isObject(entry)) continue
     const recipientIndex = recipientOf(entry, sent)
-    const statusCode = nonEmptyString(entry.statusCode)
-    if (recipientIndex === null || statusCode === null || seen.has(recipientIndex)) continue
+    if (recipientIndex === null || seen.has(recipientIndex)) continue
+    const recorded = read(entry, recipientIndex)
+    if (recorded === null) continue
     seen.add(recipientIndex)
-    result.refused.push({ recipientIndex, statusCode, statusMessage: nonEmptyString(entry.statusMessage) ?? '' })
+    entries.push(recorded)
   }
-  return result
+  return entries
 }
 
 export function classifyResponse(status: number, text: string, sent: ReadonlySet<number>): SendResult {

@@ -102,13 +102,10 @@ describe('sender setting', () => {
       const row = await senderRow(tenant)
       expect(row).toMatchObject({ senderNumber: '0212345678', registrationStatus: 'PENDING', provider: 'extsms', version: 0 })
       expect(response.json()).toEqual({
+        ...NOT_CONFIGURED,
         id: row!.id,
-        provider: 'extsms',
         senderNumber: '02-1234-5678',
         registrationStatus: 'PENDING',
-        rejectionReason: null,
-        approvedAt: null,
-        rejectedAt: null,
         createdAt: row!.createdAt.toISOString(),
         updatedAt: row!.updatedAt.toISOString(),
       })
