@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../../lib/errors.js'
 import { canonicalJson, requestFingerprint } from '../../lib/idempotency/fingerprint.js'
+import { until } from '../auth-fixtures.js'
 import { createTenant, owner } from '../fixtures.js'
 import { buildAppWith, itConcurrent } from '../helper.js'
 import { keyRows, messageRows, minutesFromNow, newKey, post, problem, recipients, send } from '../sms-send-fixtures.js'
@@ -38,14 +39,6 @@ class Gates {
 
   release(name: string): void {
     this.open.get(name)!()
-  }
-}
-
-const until = async (check: () => Promise<boolean>, timeoutMs = 5000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline')
-    await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
 
