@@ -1,4 +1,3 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -9,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { embeddedDataDir, openEmbedded } from '../db/embedded.js'
 import { withTenant } from '../db/tenant.js'
 import { checkDigit } from '../lib/tenant/business-number.js'
+import { listeningAddress, startScriptSource } from './child-processes.js'
 
 // A first start creates the store (initdb) and migrates it: seconds, not milliseconds.
 const START_TIMEOUT_MS = 60_000
@@ -21,41 +21,22 @@ interface RunningServer {
 
 /** Runs server.ts as `npm start` would, with DATABASE_URL unset, and waits for its listening line. */
 async function startServer(dataDir: string, overrides: Record<string, string> = {}): Promise<RunningServer> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      // Empty counts as unset for the service, and keeps a developer's .env from supplying one.
-      DATABASE_URL: '',
-      SVC_DATA_DIR: dataDir,
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      SVC_JWT_SECRET: 'embedded-test-secret-at-least-32-bytes-long',
-      ...overrides,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
+  const server = startScriptSource('server.ts', [], {
+    ...process.env,
+    NODE_ENV: 'test',
+    // Empty counts as unset for the service, and keeps a developer's .env from supplying one.
+    DATABASE_URL: '',
+    SVC_DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    SVC_JWT_SECRET: 'embedded-test-secret-at-least-32-bytes-long',
+    ...overrides,
   })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), START_TIMEOUT_MS)
-    const onExit = () => {
-      clearTimeout(timer)
-      reject(new Error(`server exited early:\n${output}`))
-    }
-    child.once('exit', onExit)
-    child.stdout.on('data', () => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
-      if (!match?.[1]) return
-      clearTimeout(timer)
-      child.off('exit', onExit)
-      resolve(match[1])
-    })
-  })
+  const address = await listeningAddress(server, START_TIMEOUT_MS)
+  const { child } = server
   return {
     address,
-    output: () => output,
+    output: server.output,
     async stop() {
       if (child.exitCode !== null) return child.exitCode
       child.kill('SIGTERM')

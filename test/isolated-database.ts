@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely'
-import pg from 'pg'
 import { randomBytes } from 'node:crypto'
 import { inject } from 'vitest'
 import { createPool, kyselyOver, openPostgres, type Database } from '../db/database.js'
 import type { DB } from '../db/schema.js'
+import { adminQuery } from './admin-query.js'
 import { embeddedStore, isEmbedded, openTestDatabase, testEnv } from './helper.js'
 import { withDatabase } from './database-url.js'
 import { runtimeUrl } from './runtime-role.js'
@@ -23,16 +23,6 @@ export interface IsolatedDatabase {
   drop(): Promise<void>
 }
 
-async function admin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: inject('databaseUrl') })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
-
 /**
  * A migrated database of its own, for tests of cross-tenant work (the dispatcher claims due messages of every
  * tenant), so other test files' messages never reach it and its messages never reach them. On the embedded store
@@ -45,7 +35,7 @@ export async function isolatedDatabase({ migrated = true } = {}): Promise<Isolat
     return { url: '', ownerUrl: '', owner: store.owner, open: () => openTestDatabase(testEnv()), drop: async () => undefined }
   }
   const name = `svc_iso_${randomBytes(5).toString('hex')}`
-  await admin(`create database ${name}`)
+  await adminQuery(`create database ${name}`)
   const url = withDatabase(inject('databaseUrl'), name)
   if (migrated) {
     const database = openPostgres(url, 1)
@@ -60,7 +50,7 @@ export async function isolatedDatabase({ migrated = true } = {}): Promise<Isolat
     open: (poolMax) => openPostgres(runtimeUrl(url), poolMax, { migrationUrl: url }),
     async drop() {
       await owner.destroy()
-      await admin(`drop database if exists ${name} with (force)`)
+      await adminQuery(`drop database if exists ${name} with (force)`)
     },
   }
 }

@@ -1,45 +1,30 @@
-import { execFile, spawn } from 'node:child_process'
+import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { embeddedDataDir } from '../../db/embedded.js'
+import { runScriptSource, startScriptSource } from '../child-processes.js'
 
-const root = fileURLToPath(new URL('../../', import.meta.url))
 // A new store runs initdb: seconds on a busy machine.
 const TIMEOUT_MS = 120_000
 
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
 /** npm run user:create on the embedded store in `dataDir`, from the sources (the build is not under test here). */
-function userCreate(dataDir: string): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/user-create.ts', '--tenant', 'no-such-tenant', '--role', 'INSTRUCTOR', '--name', 'Second Process'],
-      { cwd: root, env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: dataDir, NODE_ENV: 'test' }, timeout: TIMEOUT_MS },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-      },
-    )
-  })
+function userCreate(dataDir: string) {
+  return runScriptSource(
+    'scripts/user-create.ts',
+    ['--tenant', 'no-such-tenant', '--role', 'INSTRUCTOR', '--name', 'Second Process'],
+    { DATABASE_URL: '', SVC_DATA_DIR: dataDir, NODE_ENV: 'test' },
+    TIMEOUT_MS,
+  )
 }
 
 async function holdStore(dataDir: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fakes/embedded-store-holder.ts', dataDir], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  const { child, output } = startScriptSource('test/fakes/embedded-store-holder.ts', [dataDir], process.env)
   const deadline = Date.now() + TIMEOUT_MS
-  while (!output.includes('open') && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
-  expect(output).toContain('open')
+  while (!output().includes('open') && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  expect(output()).toContain('open')
   return child
 }
 
@@ -70,21 +55,26 @@ describe('embedded store: one process per directory', () => {
     expect((await userCreate(dataDir)).stderr).toBe('error: no tenant with slug "no-such-tenant"\n')
   }, TIMEOUT_MS)
 
-  it('takes over a lock left by a process that no longer runs', async () => {
+  it.each([
+    [
+      'left by a process that no longer runs',
+      async (holder: ChildProcessWithoutNullStreams, dataDir: string) => {
+        holder.kill('SIGKILL')
+        await once(holder, 'exit')
+        expect(existsSync(`${embeddedDataDir(dataDir)}.lock`)).toBe(true)
+      },
+    ],
+    [
+      'naming a pid that is not running',
+      async (creator: ChildProcessWithoutNullStreams, dataDir: string) => {
+        creator.stdin.end()
+        await once(creator, 'exit')
+        writeFileSync(join(dataDir, 'pglite.lock'), '2147483646\n')
+      },
+    ],
+  ])('takes over a lock %s', async (_case, leaveStaleLock) => {
     const dataDir = newDataDir()
-    const holder = await holdStore(dataDir)
-    holder.kill('SIGKILL')
-    await once(holder, 'exit')
-    expect(existsSync(`${embeddedDataDir(dataDir)}.lock`)).toBe(true)
-    expect((await userCreate(dataDir)).stderr).toBe('error: no tenant with slug "no-such-tenant"\n')
-  }, TIMEOUT_MS)
-
-  it('takes over a lock naming a pid that is not running', async () => {
-    const dataDir = newDataDir()
-    const creator = await holdStore(dataDir)
-    creator.stdin.end()
-    await once(creator, 'exit')
-    writeFileSync(join(dataDir, 'pglite.lock'), '2147483646\n')
+    await leaveStaleLock(await holdStore(dataDir), dataDir)
     expect((await userCreate(dataDir)).stderr).toBe('error: no tenant with slug "no-such-tenant"\n')
   }, TIMEOUT_MS)
 })

@@ -1,6 +1,6 @@
 import net from 'node:net'
 import type pg from 'pg'
-import { afterAll, beforeAll, expect, inject, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest'
 import { createPool } from '../../db/database.js'
 import { MAX_PREPARED_PER_CONNECTION, PLANNED_PER_EXECUTION, SENT_WITH_NEXT } from '../../db/statement-cache.js'
 import { describePostgres, itPostgres } from '../helper.js'
@@ -12,12 +12,23 @@ describePostgres('the service pg client', () => {
     pool = createPool(inject('databaseUrl'), 1)
   })
   afterAll(() => pool.end())
+  // Socket spies count what a test writes; none may outlive it.
+  afterEach(() => vi.restoreAllMocks())
+
+  /** Runs `use` on the pool's connection and gives the connection back, whatever happens. */
+  async function withConnection(use: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    const client = await pool.connect()
+    try {
+      await use(client)
+    } finally {
+      client.release()
+    }
+  }
 
   const inTransaction = (client: pg.PoolClient) => (client as unknown as { getTransactionStatus(): string }).getTransactionStatus()
 
   itPostgres('sends a transaction’s begin in one write with its first statement, and nothing before it', async () => {
-    const client = await pool.connect()
-    try {
+    await withConnection(async (client) => {
       const writes = vi.spyOn(net.Socket.prototype, '_writev')
       const single = vi.spyOn(net.Socket.prototype, '_write')
       await client.query('begin', [])
@@ -27,28 +38,21 @@ describePostgres('the service pg client', () => {
       expect(writes.mock.calls.length + single.mock.calls.length).toBe(1)
       expect(inTransaction(client)).toBe('T')
       await client.query('rollback', [])
-    } finally {
-      vi.restoreAllMocks()
-      client.release()
-    }
+    })
   })
 
   itPostgres('keeps the transaction: a rollback undoes the first statement’s work', async () => {
-    const client = await pool.connect()
-    try {
+    await withConnection(async (client) => {
       await client.query('create temporary table held_begin_probe (n int)', [])
       await client.query('begin', [])
       await client.query('insert into held_begin_probe values ($1)', [1])
       await client.query('rollback', [])
       expect((await client.query('select count(*)::int as n from held_begin_probe', [])).rows).toEqual([{ n: 0 }])
-    } finally {
-      client.release()
-    }
+    })
   })
 
   itPostgres('fails the first statement’s promise when it fails, leaving a transaction to roll back', async () => {
-    const client = await pool.connect()
-    try {
+    await withConnection(async (client) => {
       await client.query('begin', [])
       await expect(client.query('select 1 / $1::int', [0])).rejects.toThrow(/division by zero/)
       // pg rejects on the error message, before the server's ReadyForQuery updates the transaction status; the
@@ -56,32 +60,31 @@ describePostgres('the service pg client', () => {
       await expect(client.query('select $1::int', [1])).rejects.toThrow(/current transaction is aborted/)
       await client.query('rollback', [])
       expect(inTransaction(client)).toBe('I')
-    } finally {
-      client.release()
-    }
+    })
   })
 
   itPostgres('drops a begin that sent nothing when the connection goes back to the pool', async () => {
     const first = await pool.connect()
     await first.query('begin', [])
     first.release()
-    const second = await pool.connect()
-    try {
+    await withConnection(async (second) => {
       expect(second).toBe(first) // a pool of one: the same connection
       await second.query('select $1::int', [1])
       expect(inTransaction(second)).toBe('I')
-    } finally {
-      second.release()
-    }
+    })
   })
 
   const failingWithNext = `select 1 / $1::int as held ${SENT_WITH_NEXT}`
+  /** Opens a transaction whose first statement fails on the server but is held, so nothing has reported it yet. */
+  const beginWithHeldFailure = async (client: pg.PoolClient) => {
+    await client.query('begin', [])
+    await client.query(failingWithNext, [0])
+  }
   const writesTo = () => [vi.spyOn(net.Socket.prototype, '_writev'), vi.spyOn(net.Socket.prototype, '_write')]
   const count = (spies: ReturnType<typeof writesTo>) => spies.reduce((sum, spy) => sum + spy.mock.calls.length, 0)
 
   itPostgres('holds a statement marked SENT_WITH_NEXT and writes it with begin and the next statement at once', async () => {
-    const client = await pool.connect()
-    try {
+    await withConnection(async (client) => {
       await client.query('create temporary table held_scope_probe (n int)', [])
       const writes = writesTo()
       await client.query('begin', [])
@@ -91,71 +94,51 @@ describePostgres('the service pg client', () => {
       expect(count(writes)).toBe(1)
       await client.query('commit', [])
       expect(inTransaction(client)).toBe('I')
-    } finally {
-      vi.restoreAllMocks()
-      client.release()
-    }
+    })
   })
 
   itPostgres('answers the next statement and the commit with a held statement’s error: never a silent rollback', async () => {
-    const client = await pool.connect()
-    try {
-      await client.query('begin', [])
-      await client.query(failingWithNext, [0])
+    await withConnection(async (client) => {
+      await beginWithHeldFailure(client)
       // The server answers this one "current transaction is aborted"; the cause is the held statement.
       await expect(client.query('select $1::int as next', [1])).rejects.toThrow(/division by zero/)
       await expect(client.query('select $1::int as later', [2])).rejects.toThrow(/division by zero/)
       await expect(client.query('commit', [])).rejects.toThrow(/division by zero/)
       expect(inTransaction(client)).toBe('I')
       expect((await client.query('select $1::int as after', [3])).rows).toEqual([{ after: 3 }])
-    } finally {
-      client.release()
-    }
+    })
   })
 
   itPostgres('reports a held statement’s error on the commit when the transaction sent nothing else', async () => {
-    const client = await pool.connect()
-    try {
-      await client.query('begin', [])
-      await client.query(failingWithNext, [0])
+    await withConnection(async (client) => {
+      await beginWithHeldFailure(client)
       await expect(client.query('commit', [])).rejects.toThrow(/division by zero/)
       expect(inTransaction(client)).toBe('I')
-    } finally {
-      client.release()
-    }
+    })
   })
 
   itPostgres('ends the transaction with a plain rollback once the held error was reported, and with it otherwise', async () => {
-    const client = await pool.connect()
-    try {
-      await client.query('begin', [])
-      await client.query(failingWithNext, [0])
+    await withConnection(async (client) => {
+      await beginWithHeldFailure(client)
       await expect(client.query('select $1::int', [1])).rejects.toThrow(/division by zero/)
       await expect(client.query('rollback', [])).resolves.toMatchObject({ command: 'ROLLBACK' })
       expect(inTransaction(client)).toBe('I')
       // Nothing else was sent: the rollback itself carries the held statement and reports its error.
-      await client.query('begin', [])
-      await client.query(failingWithNext, [0])
+      await beginWithHeldFailure(client)
       await expect(client.query('rollback', [])).rejects.toThrow(/division by zero/)
       expect(inTransaction(client)).toBe('I')
-    } finally {
-      client.release()
-    }
+    })
   })
 
   itPostgres('drops held statements when the connection goes back to the pool', async () => {
     const first = await pool.connect()
-    await first.query('begin', [])
-    await first.query(failingWithNext, [0])
+    await beginWithHeldFailure(first)
     first.release()
-    const second = await pool.connect()
-    try {
+    await withConnection(async (second) => {
       expect(second).toBe(first)
       expect((await second.query('select $1::int as fresh', [1])).rows).toEqual([{ fresh: 1 }])
       expect(inTransaction(second)).toBe('I')
-    } finally {
-      second.release()
-    }
+    })
   })
 
   itPostgres('prepares a statement once per connection, and stops naming new texts at its maximum', async () => {
@@ -177,14 +160,11 @@ describePostgres('the service pg client', () => {
   })
 
   itPostgres('never prepares a statement that asks to be planned per execution', async () => {
-    const client = await pool.connect()
-    try {
+    await withConnection(async (client) => {
       const text = `select $1::int as value ${PLANNED_PER_EXECUTION}`
       await client.query(text, [1])
       const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements where statement = $1', [text])
       expect(rows).toEqual([{ n: 0 }])
-    } finally {
-      client.release()
-    }
+    })
   })
 })

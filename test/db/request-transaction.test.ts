@@ -24,13 +24,16 @@ describe('request transaction', () => {
   const addTemplate = (trx: TenantTx, tenantId: number, userId: number, name: string) =>
     trx.insertInto('smsTemplates').values({ tenantId, name, content: 'c', category: 'GENERAL', createdBy: userId, updatedAt: new Date() }).execute()
 
-  it('reports committed, and the work is visible', async () => {
+  it.each([
+    ['committed', 'visible', 'commit'],
+    ['rolled-back', 'gone', 'rollback'],
+  ] as const)('reports %s, and the work is %s', async (outcome, work, end) => {
     const { tenant, user, scope } = await caller()
     const transaction = await openRequestTransaction(app.current.db, scope)
-    const name = unique('kept')
+    const name = unique(end)
     await addTemplate(transaction.db, tenant.id, user.id, name)
-    expect(await transaction.end('commit')).toEqual({ outcome: 'committed' })
-    expect(await templateNamed(name)).toBeDefined()
+    expect(await transaction.end(end)).toEqual({ outcome })
+    expect((await templateNamed(name)) ? 'visible' : 'gone').toBe(work)
   })
 
   it('refuses a statement through a transaction that has ended, so a kept handle never reaches the pool', async () => {
@@ -40,15 +43,6 @@ describe('request transaction', () => {
     expect(await transaction.end('commit')).toEqual({ outcome: 'committed' })
     const name = unique('late')
     await expect(addTemplate(transaction.db, tenant.id, user.id, name)).rejects.toThrow(/has ended|already committed/)
-    expect(await templateNamed(name)).toBeUndefined()
-  })
-
-  it('reports rolled-back, and the work is gone', async () => {
-    const { tenant, user, scope } = await caller()
-    const transaction = await openRequestTransaction(app.current.db, scope)
-    const name = unique('undone')
-    await addTemplate(transaction.db, tenant.id, user.id, name)
-    expect(await transaction.end('rollback')).toEqual({ outcome: 'rolled-back' })
     expect(await templateNamed(name)).toBeUndefined()
   })
 

@@ -1,50 +1,21 @@
-import pino from 'pino'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { openPostgres, type Database } from '../../db/database.js'
+import { describe, expect, it } from 'vitest'
+import { openPostgres } from '../../db/database.js'
 import { TenantContextMissing } from '../../db/errors.js'
 import { claimDueMessages } from '../../db/repos/dispatch.js'
-import { createDispatcher, type Dispatcher } from '../../lib/sms/dispatch/dispatcher.js'
-import { createExtSmsProvider } from '../../lib/sms/providers/extsms.js'
+import type { Dispatcher } from '../../lib/sms/dispatch/dispatcher.js'
 import { createMockProvider } from '../../lib/sms/providers/mock.js'
 import type { SmsProvider } from '../../lib/sms/providers/provider.js'
 import { insertManyPendingMessages, insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
-import { startFakeExtSms, type FakeExtSms } from '../fakes/extsms-server.js'
+import { useDispatchTestBed } from '../dispatch-test-bed.js'
 import { itConcurrent } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
-
-const credentials = { apiKey: 'test-key', apiSecret: 'test-secret-value' }
-const silent = pino({ level: 'silent' })
 
 describe('dispatcher', () => {
-  let iso: IsolatedDatabase
-  let database: Database
-  let fake: FakeExtSms
-
-  beforeAll(async () => {
-    iso = await isolatedDatabase()
-    database = iso.open(6)
-    fake = await startFakeExtSms(credentials)
-  })
-  afterAll(async () => {
-    await fake.close()
-    await database.close()
-    await iso.drop()
-  })
-  afterEach(() => fake.reset())
-
-  function extsms(timeoutMs = 2000): SmsProvider {
-    return createExtSmsProvider({ ...credentials, baseUrl: fake.url, timeoutMs })
-  }
-
-  function dispatcher(provider: SmsProvider = extsms(), overrides: Partial<Parameters<typeof createDispatcher>[0]> = {}): Dispatcher {
-    return createDispatcher({ db: database.db, provider, log: silent, batchSize: 100, maxAttempts: 3, retryBaseSeconds: 30, ...overrides })
-  }
-
-  const sentFor = (smsId: number) => fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId))
+  const bed = useDispatchTestBed(6)
+  const { dispatcher, extsms, sentFor } = bed
 
   it('sends a due message with personalised text and custom fields, then marks it DISPATCHED', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, { ...tenant, content: 'Hello {name}, class {className}', recipients: [
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, { ...tenant, content: 'Hello {name}, class {className}', recipients: [
       { phone: '01012345678', name: 'Kim', className: 'Math' },
       { phone: '01098765432', name: 'Lee', className: 'Art' },
     ] })
@@ -55,7 +26,7 @@ describe('dispatcher', () => {
       ['01012345678', '0212345678', 'Hello Kim, class Math', 'SMS', { svcTenant: tenant.slug, svcSmsId: String(smsId), svcRecipient: '0' }],
       ['01098765432', '0212345678', 'Hello Lee, class Art', 'SMS', { svcTenant: tenant.slug, svcSmsId: String(smsId), svcRecipient: '1' }],
     ])
-    const state = await messageState(iso.owner, smsId)
+    const state = await messageState(bed.iso.owner, smsId)
     expect(state).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null, providerGroupId: sent[0]!.groupId })
     expect(state.sentAt).toBeInstanceOf(Date)
     expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerMessageId])).toEqual(
@@ -64,31 +35,31 @@ describe('dispatcher', () => {
   })
 
   it('sends LMS with its type and the title as subject', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, { ...tenant, messageType: 'LMS', title: 'Exam notice', content: 'x'.repeat(120) })
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, { ...tenant, messageType: 'LMS', title: 'Exam notice', content: 'x'.repeat(120) })
     await dispatcher().runOnce()
-    const request = fake.requests.find((entry) => entry.body.messages[0]?.customFields.svcSmsId === String(smsId))
+    const request = bed.fake.requests.find((entry) => entry.body.messages[0]?.customFields.svcSmsId === String(smsId))
     expect(request?.body.messages[0]).toMatchObject({ type: 'LMS', subject: 'Exam notice' })
   })
 
   it('leaves a scheduled message alone until it is due', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
+    const tenant = await insertTenantAndSender(bed.iso.owner)
     const later = new Date(Date.now() + 3_600_000)
-    const smsId = await insertPendingMessage(iso.owner, { ...tenant, scheduledAt: later, nextAttemptAt: later })
+    const smsId = await insertPendingMessage(bed.iso.owner, { ...tenant, scheduledAt: later, nextAttemptAt: later })
     await dispatcher().runOnce()
     expect(sentFor(smsId)).toEqual([])
-    await iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date(Date.now() - 1000) }).where('id', '=', smsId).execute()
+    await bed.iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date(Date.now() - 1000) }).where('id', '=', smsId).execute()
     await dispatcher().runOnce()
     expect(sentFor(smsId)).toHaveLength(2)
   })
 
   it('keeps a message PENDING with the error after a retryable failure, then succeeds on retry', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, tenant)
-    fake.fail({ status: 503 })
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ status: 503 })
     const before = Date.now()
     await dispatcher().runOnce()
-    const failed = await messageState(iso.owner, smsId)
+    const failed = await messageState(bed.iso.owner, smsId)
     expect(failed).toMatchObject({ status: 'PENDING', dispatchAttempts: 1, claimToken: null })
     expect(failed.lastProviderError).toMatch(/503/)
     // Backoff: base 30 s plus at most 20 % jitter, so between 30 and 36 s ahead.
@@ -96,56 +67,56 @@ describe('dispatcher', () => {
     expect(delay).toBeGreaterThanOrEqual(30_000)
     expect(delay).toBeLessThanOrEqual(37_000)
 
-    fake.reset()
-    await iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date() }).where('id', '=', smsId).execute()
+    bed.fake.reset()
+    await bed.iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date() }).where('id', '=', smsId).execute()
     await dispatcher().runOnce()
-    expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 2, lastProviderError: null })
+    expect(await messageState(bed.iso.owner, smsId)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 2, lastProviderError: null })
   })
 
   it('treats 429 and a timeout as retryable', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const throttled = await insertPendingMessage(iso.owner, tenant)
-    fake.fail({ status: 429 })
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const throttled = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ status: 429 })
     await dispatcher().runOnce()
-    expect(await messageState(iso.owner, throttled)).toMatchObject({ status: 'PENDING', dispatchAttempts: 1 })
+    expect(await messageState(bed.iso.owner, throttled)).toMatchObject({ status: 'PENDING', dispatchAttempts: 1 })
 
-    const slow = await insertPendingMessage(iso.owner, tenant)
-    fake.fail({ timeoutMs: 1500 })
-    await dispatcher(extsms(200)).runOnce()
-    const state = await messageState(iso.owner, slow)
+    const slow = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ timeoutMs: 1500 })
+    await dispatcher({ provider: extsms(200) }).runOnce()
+    const state = await messageState(bed.iso.owner, slow)
     expect(state).toMatchObject({ status: 'PENDING', dispatchAttempts: 1 })
     expect(state.lastProviderError).toMatch(/no answer/)
   })
 
   it('fails the message and its recipients once attempts reach the maximum', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, tenant)
-    fake.fail({ status: 500 })
-    const engine = dispatcher(extsms(), { maxAttempts: 2 })
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ status: 500 })
+    const engine = dispatcher({ maxAttempts: 2 })
     await engine.runOnce()
-    await iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date() }).where('id', '=', smsId).execute()
+    await bed.iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date() }).where('id', '=', smsId).execute()
     await engine.runOnce()
-    const state = await messageState(iso.owner, smsId)
+    const state = await messageState(bed.iso.owner, smsId)
     expect(state).toMatchObject({ status: 'FAILED', dispatchAttempts: 2, failCount: 2, successCount: 0 })
     expect(state.recipients.every((recipient) => recipient.deliveryStatus === 'FAILED')).toBe(true)
   })
 
   it('fails at once on a final provider refusal of the whole call', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, tenant)
-    fake.fail({ status: 400, errorCode: 'ValidationError' })
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ status: 400, errorCode: 'ValidationError' })
     await dispatcher().runOnce()
-    const state = await messageState(iso.owner, smsId)
+    const state = await messageState(bed.iso.owner, smsId)
     expect(state).toMatchObject({ status: 'FAILED', dispatchAttempts: 1, failCount: 2 })
     expect(state.lastProviderError).toMatch(/ValidationError/)
   })
 
   it('fails only the recipients the provider refuses and sends the rest', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, tenant)
-    fake.fail({ refuse: (message) => (message.to === '01098765432' ? '1062' : null) })
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ refuse: (message) => (message.to === '01098765432' ? '1062' : null) })
     await dispatcher().runOnce()
-    const state = await messageState(iso.owner, smsId)
+    const state = await messageState(bed.iso.owner, smsId)
     expect(state.status).toBe('DISPATCHED')
     expect(state.failCount).toBe(1)
     expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerStatusCode])).toEqual([
@@ -155,68 +126,68 @@ describe('dispatcher', () => {
   })
 
   it('fails everything when the sender is not registered for any recipient', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, tenant)
-    fake.fail({ refuse: () => '1062' })
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ refuse: () => '1062' })
     await dispatcher().runOnce()
-    expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'FAILED', failCount: 2, successCount: 0 })
+    expect(await messageState(bed.iso.owner, smsId)).toMatchObject({ status: 'FAILED', failCount: 2, successCount: 0 })
   })
 
   it('never sends again a recipient the provider already accepted', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, tenant)
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
     // The first answer confirms only recipient 0 (recipient 1 is missing from both lists).
-    await iso.owner.updateTable('smsRecipients').set({ deliveryStatus: 'DISPATCHED', providerMessageId: 'M4V20260101000000AAAAAAAAAAAAAAA' })
+    await bed.iso.owner.updateTable('smsRecipients').set({ deliveryStatus: 'DISPATCHED', providerMessageId: 'M4V20260101000000AAAAAAAAAAAAAAA' })
       .where('smsId', '=', smsId).where('recipientIndex', '=', 0).execute()
     await dispatcher().runOnce()
     expect(sentFor(smsId).map((message) => message.customFields.svcRecipient)).toEqual(['1'])
   })
 
   it('takes over a claim whose lease expired, and the old holder cannot write results', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, tenant)
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
     // A crashed instance: it claimed the message with a short lease and never finished.
-    const [stale] = (await claimDueMessages(database.db, 100, 1)).filter((claim) => claim.smsId === smsId)
+    const [stale] = (await claimDueMessages(bed.database.db, 100, 1)).filter((claim) => claim.smsId === smsId)
     expect(stale).toBeDefined()
     await dispatcher().runOnce()
     expect(sentFor(smsId)).toEqual([])
-    await iso.owner.updateTable('smsMessages').set({ claimedUntil: new Date(Date.now() - 1000) }).where('id', '=', smsId).execute()
+    await bed.iso.owner.updateTable('smsMessages').set({ claimedUntil: new Date(Date.now() - 1000) }).where('id', '=', smsId).execute()
     await dispatcher().runOnce()
     expect(sentFor(smsId)).toHaveLength(2)
-    const afterTakeover = await messageState(iso.owner, smsId)
+    const afterTakeover = await messageState(bed.iso.owner, smsId)
     expect(afterTakeover).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1 })
 
     await dispatcher().processClaim(stale!)
     expect(sentFor(smsId)).toHaveLength(2)
-    expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1 })
+    expect(await messageState(bed.iso.owner, smsId)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1 })
   })
 
   it('fails before any data access when a claim has no tenant context', async () => {
     let sends = 0
     const counting: SmsProvider = { name: 'extsms', send: async () => { sends++; return { kind: 'retryable', error: 'x' } } }
     for (const tenantId of [0, Number.NaN, null as unknown as number]) {
-      await expect(dispatcher(counting).processClaim({ tenantId, smsId: 1, claimToken: '00000000-0000-0000-0000-000000000000' })).rejects.toBeInstanceOf(TenantContextMissing)
+      await expect(dispatcher({ provider: counting }).processClaim({ tenantId, smsId: 1, claimToken: '00000000-0000-0000-0000-000000000000' })).rejects.toBeInstanceOf(TenantContextMissing)
     }
     expect(sends).toBe(0)
   })
 
   it('with the mock provider, reports every recipient DELIVERED through the callback path', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, tenant)
-    await dispatcher(createMockProvider()).runOnce()
-    const state = await messageState(iso.owner, smsId)
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    await dispatcher({ provider: createMockProvider() }).runOnce()
+    const state = await messageState(bed.iso.owner, smsId)
     expect(state).toMatchObject({ status: 'SENT', successCount: 2, failCount: 0 })
     expect(state.recipients.every((recipient) => recipient.deliveryStatus === 'DELIVERED' && recipient.providerMessageId?.startsWith('M4V'))).toBe(true)
     expect(state.providerGroupId).toMatch(/^G4V/)
   })
 
   itConcurrent('two instances on one database send 1,000 messages exactly once', async () => {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const ids = await insertManyPendingMessages(iso.owner, tenant, 1000)
-    const second = openPostgres(iso.url, 6)
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const ids = await insertManyPendingMessages(bed.iso.owner, tenant, 1000)
+    const second = openPostgres(bed.iso.url, 6)
     try {
-      const one = dispatcher(extsms(), { batchSize: 50 })
-      const two = createDispatcher({ db: second.db, provider: extsms(), log: silent, batchSize: 50, maxAttempts: 3, retryBaseSeconds: 30 })
+      const one = dispatcher({ batchSize: 50 })
+      const two = dispatcher({ db: second.db, batchSize: 50 })
       const drain = async (engine: Dispatcher) => {
         while ((await engine.runOnce()) > 0) {
           // keep claiming until nothing is due
@@ -227,10 +198,10 @@ describe('dispatcher', () => {
       await second.close()
     }
     const wanted = new Set(ids.map(String))
-    const keys = fake.sentMessages.filter((message) => wanted.has(message.customFields.svcSmsId!)).map((message) => `${message.customFields.svcSmsId}:${message.customFields.svcRecipient}`)
+    const keys = bed.fake.sentMessages.filter((message) => wanted.has(message.customFields.svcSmsId!)).map((message) => `${message.customFields.svcSmsId}:${message.customFields.svcRecipient}`)
     expect(keys).toHaveLength(1000)
     expect(new Set(keys).size).toBe(1000)
-    const states = await iso.owner.selectFrom('smsMessages').select(({ fn }) => ['status', fn.countAll<number>().as('count')]).where('id', 'in', ids).groupBy('status').execute()
+    const states = await bed.iso.owner.selectFrom('smsMessages').select(({ fn }) => ['status', fn.countAll<number>().as('count')]).where('id', 'in', ids).groupBy('status').execute()
     expect(states).toEqual([{ status: 'DISPATCHED', count: 1000 }])
   })
 })

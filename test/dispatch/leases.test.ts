@@ -1,62 +1,32 @@
 import pg from 'pg'
 import pino from 'pino'
-import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest'
-import type { Database } from '../../db/database.js'
+import { describe, expect } from 'vitest'
 import { claimDueMessages } from '../../db/repos/dispatch.js'
-import { createDispatcher, type DispatcherOptions } from '../../lib/sms/dispatch/dispatcher.js'
-import { createExtSmsProvider } from '../../lib/sms/providers/extsms.js'
+import type { DispatcherOptions } from '../../lib/sms/dispatch/dispatcher.js'
 import type { SmsProvider } from '../../lib/sms/providers/provider.js'
 import { until as untilWithin } from '../auth-fixtures.js'
 import { withDatabase } from '../database-url.js'
 import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
 import { startDispatchInstance, type InstanceConfig } from '../dispatch-instance.js'
-import { startFakeExtSms, type FakeExtSms } from '../fakes/extsms-server.js'
+import { fakeExtSmsCredentials, useDispatchTestBed } from '../dispatch-test-bed.js'
 import { itPostgres } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
-
-const credentials = { apiKey: 'test-key', apiSecret: 'test-secret-value' }
-const silent = pino({ level: 'silent' })
 
 // Leases and held provider answers take seconds: a longer deadline than the fixtures' default.
 const until = (check: () => boolean | Promise<boolean>) => untilWithin(check, 15_000)
 
 // Killed processes, a database that refuses connections: all of it needs a real PostgreSQL server.
 describe('dispatch leases under faults', () => {
-  let iso: IsolatedDatabase
-  let database: Database
-  let fake: FakeExtSms
+  const bed = useDispatchTestBed(6)
+  const { extsms } = bed
 
-  beforeAll(async () => {
-    iso = await isolatedDatabase()
-    if (iso.url === '') return
-    database = iso.open(6)
-    fake = await startFakeExtSms(credentials)
-  })
-  afterAll(async () => {
-    await fake?.close()
-    await database?.close()
-    await iso.drop()
-  })
-  afterEach(() => fake?.reset())
-
-  function dispatcher(overrides: Partial<DispatcherOptions> = {}) {
-    return createDispatcher({
-      db: database.db,
-      provider: createExtSmsProvider({ ...credentials, baseUrl: fake.url, timeoutMs: 10_000 }),
-      log: silent,
-      batchSize: 100,
-      maxAttempts: 3,
-      retryBaseSeconds: 30,
-      leaseSeconds: 2,
-      ...overrides,
-    })
-  }
+  const dispatcher = (overrides: Partial<DispatcherOptions> = {}) =>
+    bed.dispatcher({ provider: extsms(10_000), leaseSeconds: 2, ...overrides })
 
   function instance(overrides: Partial<InstanceConfig>) {
     return startDispatchInstance({
-      databaseUrl: iso.url,
-      providerUrl: fake.url,
-      credentials,
+      databaseUrl: bed.iso.url,
+      providerUrl: bed.fake.url,
+      credentials: fakeExtSmsCredentials,
       leaseSeconds: 3,
       concurrency: 2,
       maxAttempts: 3,
@@ -66,26 +36,26 @@ describe('dispatch leases under faults', () => {
 
   /** Provider calls that carried this message, answered or not. */
   const callsFor = (smsId: number) =>
-    fake.received.filter((request) => request.body.messages[0]?.customFields.svcSmsId === String(smsId)).length
+    bed.fake.received.filter((request) => request.body.messages[0]?.customFields.svcSmsId === String(smsId)).length
 
   const insertMessages = async (count: number) => {
-    const tenant = await insertTenantAndSender(iso.owner)
+    const tenant = await insertTenantAndSender(bed.iso.owner)
     const ids: number[] = []
-    for (let i = 0; i < count; i++) ids.push(await insertPendingMessage(iso.owner, tenant))
+    for (let i = 0; i < count; i++) ids.push(await insertPendingMessage(bed.iso.owner, tenant))
     return ids
   }
 
   itPostgres('a killed instance strands only what it had handed to the provider, and that only for one lease', async () => {
     const ids = await insertMessages(5)
-    fake.fail({ timeoutMs: 60_000 })
+    bed.fake.fail({ timeoutMs: 60_000 })
     const doomed = instance({ concurrency: 2 })
     try {
-      await until(() => fake.holding() === 2)
+      await until(() => bed.fake.holding() === 2)
     } finally {
       await doomed.kill()
     }
-    await until(() => fake.holding() === 0)
-    fake.reset()
+    await until(() => bed.fake.holding() === 0)
+    bed.fake.reset()
     const handed = ids.filter((id) => callsFor(id) === 1)
     const untouched = ids.filter((id) => callsFor(id) === 0)
     expect(handed).toHaveLength(2)
@@ -93,32 +63,32 @@ describe('dispatch leases under faults', () => {
     // One pass of another instance, right after the death, sends everything the dead one never handed over.
     await dispatcher().runOnce()
     for (const id of untouched) {
-      expect(await messageState(iso.owner, id)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1 })
+      expect(await messageState(bed.iso.owner, id)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1 })
     }
 
     const survivor = dispatcher()
     await until(async () => {
       await survivor.runOnce()
-      const states = await Promise.all(handed.map((id) => messageState(iso.owner, id)))
+      const states = await Promise.all(handed.map((id) => messageState(bed.iso.owner, id)))
       return states.every((state) => state.status === 'DISPATCHED')
     })
     for (const id of handed) {
       expect(callsFor(id)).toBe(2)
       // The dead instance's attempt counted: the provider had been called.
-      expect((await messageState(iso.owner, id)).dispatchAttempts).toBe(2)
+      expect((await messageState(bed.iso.owner, id)).dispatchAttempts).toBe(2)
     }
   })
 
   itPostgres('keeps its lease alive while an attempt outlasts it, so no other instance sends the message again', async () => {
     const [smsId] = await insertMessages(1)
-    fake.fail({ timeoutMs: 5000 }, 1)
+    bed.fake.fail({ timeoutMs: 5000 }, 1)
     const first = dispatcher({ leaseSeconds: 2 })
     const second = dispatcher({ leaseSeconds: 2 })
     let finished = false
     const running = first.runOnce().finally(() => {
       finished = true
     })
-    await until(() => fake.holding() === 1)
+    await until(() => bed.fake.holding() === 1)
     // The other instance keeps looking for due work for as long as the slow attempt lasts (several leases).
     while (!finished) {
       await second.runOnce()
@@ -126,12 +96,12 @@ describe('dispatch leases under faults', () => {
     }
     await running
     expect(callsFor(smsId!)).toBe(1)
-    expect(await messageState(iso.owner, smsId!)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null })
+    expect(await messageState(bed.iso.owner, smsId!)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null })
   })
 
   itPostgres('counts an attempt when the provider is called, so a message that keeps killing its instance ends FAILED', async () => {
     const [smsId] = await insertMessages(1)
-    fake.fail({ timeoutMs: 60_000 })
+    bed.fake.fail({ timeoutMs: 60_000 })
     for (let attempt = 1; attempt <= 2; attempt++) {
       const doomed = instance({ concurrency: 1, leaseSeconds: 2, maxAttempts: 2 })
       try {
@@ -140,14 +110,14 @@ describe('dispatch leases under faults', () => {
         await doomed.kill()
       }
     }
-    fake.reset()
+    bed.fake.reset()
 
     const next = dispatcher({ maxAttempts: 2 })
     await until(async () => {
       await next.runOnce()
-      return (await messageState(iso.owner, smsId!)).status !== 'PENDING'
+      return (await messageState(bed.iso.owner, smsId!)).status !== 'PENDING'
     })
-    const state = await messageState(iso.owner, smsId!)
+    const state = await messageState(bed.iso.owner, smsId!)
     expect(state).toMatchObject({ status: 'FAILED', dispatchAttempts: 2, claimToken: null, failCount: 2 })
     expect(state.recipients.every((recipient) => recipient.deliveryStatus === 'FAILED')).toBe(true)
     expect(callsFor(smsId!)).toBe(2)
@@ -155,12 +125,12 @@ describe('dispatch leases under faults', () => {
 
   itPostgres('records an answer whose first recording failed (database restart) without calling the provider again', async () => {
     const [smsId] = await insertMessages(1)
-    const databaseName = new URL(iso.ownerUrl).pathname.slice(1)
-    const admin = new pg.Client({ connectionString: withDatabase(iso.ownerUrl, 'postgres') })
+    const databaseName = new URL(bed.iso.ownerUrl).pathname.slice(1)
+    const admin = new pg.Client({ connectionString: withDatabase(bed.iso.ownerUrl, 'postgres') })
     await admin.connect()
     const logs: { level: number; msg: string }[] = []
     const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) })
-    const live = createExtSmsProvider({ ...credentials, baseUrl: fake.url, timeoutMs: 10_000 })
+    const live = extsms(10_000)
     let restarted = false
     // The provider answers; then, before the answer is recorded, the database drops every connection and refuses
     // new ones, as during a restart.
@@ -178,7 +148,7 @@ describe('dispatch leases under faults', () => {
     }
     // The runtime pool as the service opens it: a checked-out connection whose server goes away must not end the
     // process (db/pg-client.ts listens for that).
-    const runtime = iso.open(4)
+    const runtime = bed.iso.open(4)
     const engine = dispatcher({ db: runtime.db, provider: restarting, log, leaseSeconds: 1 })
     try {
       const pass = engine.runOnce().catch(() => 0)
@@ -188,7 +158,7 @@ describe('dispatch leases under faults', () => {
       // The scheduler's next passes, as they would come.
       await until(async () => {
         await engine.runOnce()
-        return (await messageState(iso.owner, smsId!)).status !== 'PENDING'
+        return (await messageState(bed.iso.owner, smsId!)).status !== 'PENDING'
       })
     } finally {
       await admin.query(`alter database ${databaseName} allow_connections true`)
@@ -196,38 +166,38 @@ describe('dispatch leases under faults', () => {
       await runtime.close()
     }
     expect(callsFor(smsId!)).toBe(1)
-    const state = await messageState(iso.owner, smsId!)
+    const state = await messageState(bed.iso.owner, smsId!)
     expect(state).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null })
     expect(state.recipients.every((recipient) => recipient.deliveryStatus === 'DISPATCHED' && recipient.providerMessageId)).toBe(true)
   })
 
   itPostgres('stop() finishes the attempt in flight and leaves every other due message unclaimed', async () => {
     const ids = await insertMessages(3)
-    fake.fail({ timeoutMs: 1000 }, 1)
+    bed.fake.fail({ timeoutMs: 1000 }, 1)
     const engine = dispatcher({ concurrency: 1 })
     engine.kick()
-    await until(() => fake.holding() === 1)
+    await until(() => bed.fake.holding() === 1)
     await engine.stop()
     const started = ids.filter((id) => callsFor(id) === 1)
     expect(started).toHaveLength(1)
-    expect(await messageState(iso.owner, started[0]!)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null })
+    expect(await messageState(bed.iso.owner, started[0]!)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null })
     for (const id of ids.filter((id) => !started.includes(id))) {
       expect(callsFor(id)).toBe(0)
-      expect(await messageState(iso.owner, id)).toMatchObject({ status: 'PENDING', dispatchAttempts: 0, claimToken: null })
+      expect(await messageState(bed.iso.owner, id)).toMatchObject({ status: 'PENDING', dispatchAttempts: 0, claimToken: null })
     }
     // Nothing left due for the file's other tests.
-    await iso.owner.updateTable('smsMessages').set({ status: 'CANCELLED' }).where('id', 'in', ids).where('status', '=', 'PENDING').execute()
+    await bed.iso.owner.updateTable('smsMessages').set({ status: 'CANCELLED' }).where('id', 'in', ids).where('status', '=', 'PENDING').execute()
   })
 
   itPostgres('after stop() gives back a claim it had not yet handed to the provider', async () => {
     const [smsId] = await insertMessages(1)
-    const [claim] = (await claimDueMessages(database.db, 100, 30)).filter((entry) => entry.smsId === smsId)
+    const [claim] = (await claimDueMessages(bed.database.db, 100, 30)).filter((entry) => entry.smsId === smsId)
     expect(claim).toBeDefined()
     const engine = dispatcher()
     await engine.stop()
     await engine.processClaim(claim!)
     expect(callsFor(smsId!)).toBe(0)
-    expect(await messageState(iso.owner, smsId!)).toMatchObject({ status: 'PENDING', dispatchAttempts: 0, claimToken: null })
+    expect(await messageState(bed.iso.owner, smsId!)).toMatchObject({ status: 'PENDING', dispatchAttempts: 0, claimToken: null })
     await dispatcher().runOnce()
     expect(callsFor(smsId!)).toBe(1)
   })

@@ -1,55 +1,39 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { until } from '../auth-fixtures.js'
 import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
-import { providerSecretHeader, startFakeExtSms, type FakeExtSms } from '../fakes/extsms-server.js'
+import { fakeExtSmsCredentials, useProviderTestBed } from '../dispatch-test-bed.js'
+import { providerSecretHeader } from '../fakes/extsms-server.js'
 import { buildTestApp } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
 
-const credentials = { apiKey: 'test-key', apiSecret: 'test-secret-value' }
-
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline')
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+// The cron ticks every second and a dispatch pass follows: a longer deadline than the fixtures' default.
+const SCHEDULED_WITHIN_MS = 10_000
 
 describe('dispatch scheduling in the running service', () => {
-  let iso: IsolatedDatabase
-  let fake: FakeExtSms
-
-  beforeAll(async () => {
-    iso = await isolatedDatabase()
-    fake = await startFakeExtSms(credentials)
-  })
-  afterAll(async () => {
-    await fake.close()
-    await iso.drop()
-  })
+  const bed = useProviderTestBed()
 
   const liveEnv = (cron = '*/1 * * * * *') => ({
-    DATABASE_URL: iso.url,
+    DATABASE_URL: bed.iso.url,
     SVC_SMS_DISPATCHER: 'on',
     SVC_SMS_SCHEDULER_CRON: cron,
     SVC_SMS_PROVIDER: 'extsms',
-    SVC_SMS_EXTSMS_API_KEY: credentials.apiKey,
-    SVC_SMS_EXTSMS_API_SECRET: credentials.apiSecret,
-    SVC_SMS_EXTSMS_BASE_URL: fake.url,
+    SVC_SMS_EXTSMS_API_KEY: fakeExtSmsCredentials.apiKey,
+    SVC_SMS_EXTSMS_API_SECRET: fakeExtSmsCredentials.apiSecret,
+    SVC_SMS_EXTSMS_BASE_URL: bed.fake.url,
     SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 'token',
   })
 
   it('finds due work on its cron tick even when no kick came (the rows are the outbox)', async () => {
     const app = await buildTestApp(liveEnv())
     try {
-      const tenant = await insertTenantAndSender(iso.owner)
+      const tenant = await insertTenantAndSender(bed.iso.owner)
       // As if the process had died between the send's commit and its kick.
-      const smsId = await insertPendingMessage(iso.owner, tenant)
-      await until(async () => (await messageState(iso.owner, smsId)).status === 'DISPATCHED')
+      const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+      await until(async () => (await messageState(bed.iso.owner, smsId)).status === 'DISPATCHED', SCHEDULED_WITHIN_MS)
       // A scheduled message becomes due on a later tick.
       const dueSoon = new Date(Date.now() + 1500)
-      const scheduled = await insertPendingMessage(iso.owner, { ...tenant, scheduledAt: dueSoon, nextAttemptAt: dueSoon })
-      expect((await messageState(iso.owner, scheduled)).status).toBe('PENDING')
-      await until(async () => (await messageState(iso.owner, scheduled)).status === 'DISPATCHED')
+      const scheduled = await insertPendingMessage(bed.iso.owner, { ...tenant, scheduledAt: dueSoon, nextAttemptAt: dueSoon })
+      expect((await messageState(bed.iso.owner, scheduled)).status).toBe('PENDING')
+      await until(async () => (await messageState(bed.iso.owner, scheduled)).status === 'DISPATCHED', SCHEDULED_WITHIN_MS)
     } finally {
       await app.close()
     }
@@ -58,23 +42,23 @@ describe('dispatch scheduling in the running service', () => {
   it('on shutdown stops claiming and lets an in-flight dispatch finish and record', async () => {
     // A cron that never fires during the test: only the explicit kick dispatches.
     const app = await buildTestApp(liveEnv('0 0 1 1 *'))
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, tenant)
-    fake.fail({ timeoutMs: 700 })
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ timeoutMs: 700 })
     app.dispatcher.kick()
-    await until(async () => (await messageState(iso.owner, smsId)).claimToken !== null)
+    await until(async () => (await messageState(bed.iso.owner, smsId)).claimToken !== null, SCHEDULED_WITHIN_MS)
     await app.close()
-    const state = await messageState(iso.owner, smsId)
+    const state = await messageState(bed.iso.owner, smsId)
     expect(state).toMatchObject({ status: 'DISPATCHED', claimToken: null, dispatchAttempts: 1 })
-    fake.reset()
+    bed.fake.reset()
 
-    const afterClose = await insertPendingMessage(iso.owner, tenant)
+    const afterClose = await insertPendingMessage(bed.iso.owner, tenant)
     await new Promise((resolve) => setTimeout(resolve, 300))
-    expect(await messageState(iso.owner, afterClose)).toMatchObject({ status: 'PENDING', dispatchAttempts: 0, claimToken: null })
+    expect(await messageState(bed.iso.owner, afterClose)).toMatchObject({ status: 'PENDING', dispatchAttempts: 0, claimToken: null })
   })
 
   it('accepts no provider callback on a deployment without a webhook token', async () => {
-    const app = await buildTestApp({ DATABASE_URL: iso.url })
+    const app = await buildTestApp({ DATABASE_URL: bed.iso.url })
     try {
       const response = await app.inject({ method: 'POST', url: '/v1/sms/solapi/webhook', headers: { 'x-provider-secret': providerSecretHeader('') }, payload: [] })
       expect(response.statusCode).toBe(401)

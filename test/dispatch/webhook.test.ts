@@ -1,46 +1,40 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deliveryReport, deliveryReportBody, providerSecretHeader, startFakeExtSms, type FakeExtSms, type FakeSentMessage } from '../fakes/extsms-server.js'
+import { deliveryReport, deliveryReportBody, providerSecretHeader, type FakeSentMessage } from '../fakes/extsms-server.js'
 import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
+import { fakeExtSmsCredentials, useProviderTestBed } from '../dispatch-test-bed.js'
 import { buildTestApp } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
 
 const WEBHOOK = '/v1/sms/solapi/webhook'
 const TOKEN = 'test-secret'
-const credentials = { apiKey: 'test-key', apiSecret: 'test-secret-value' }
 
 describe('POST /v1/sms/solapi/webhook', () => {
-  let iso: IsolatedDatabase
-  let fake: FakeExtSms
+  const bed = useProviderTestBed()
   let app: FastifyInstance
 
   beforeAll(async () => {
-    iso = await isolatedDatabase()
-    fake = await startFakeExtSms(credentials)
     app = await buildTestApp({
-      DATABASE_URL: iso.url,
+      DATABASE_URL: bed.iso.url,
       SVC_SMS_PROVIDER: 'extsms',
-      SVC_SMS_EXTSMS_API_KEY: credentials.apiKey,
-      SVC_SMS_EXTSMS_API_SECRET: credentials.apiSecret,
-      SVC_SMS_EXTSMS_BASE_URL: fake.url,
+      SVC_SMS_EXTSMS_API_KEY: fakeExtSmsCredentials.apiKey,
+      SVC_SMS_EXTSMS_API_SECRET: fakeExtSmsCredentials.apiSecret,
+      SVC_SMS_EXTSMS_BASE_URL: bed.fake.url,
       SVC_SMS_EXTSMS_WEBHOOK_TOKEN: TOKEN,
     })
   })
   afterAll(async () => {
     await app.close()
-    await fake.close()
-    await iso.drop()
   })
 
   /** A message of `recipients` recipients, dispatched to the fake provider; returns what the provider got. */
   async function dispatched(recipients = 2) {
-    const tenant = await insertTenantAndSender(iso.owner)
-    const smsId = await insertPendingMessage(iso.owner, {
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, {
       ...tenant,
       recipients: Array.from({ length: recipients }, (_, index) => ({ phone: `0101234${String(index).padStart(4, '0')}`, name: `n${index}` })),
     })
     await app.dispatcher.runOnce()
-    const sent = fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId))
+    const sent = bed.fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId))
     expect(sent).toHaveLength(recipients)
     return { smsId, sent, tenant }
   }
@@ -53,7 +47,7 @@ describe('POST /v1/sms/solapi/webhook', () => {
     const response = await post(deliveryReportBody(sent))
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({ processed: 2, ignored: 0 })
-    const state = await messageState(iso.owner, smsId)
+    const state = await messageState(bed.iso.owner, smsId)
     expect(state).toMatchObject({ status: 'SENT', successCount: 2, failCount: 0 })
     expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerStatusCode])).toEqual([
       ['DELIVERED', '4000'],
@@ -64,17 +58,17 @@ describe('POST /v1/sms/solapi/webhook', () => {
   it('accepts envelope and flat reports, and settles PARTIAL or FAILED by the aggregate', async () => {
     const partial = await dispatched()
     await post([deliveryReport(partial.sent[0]!, { envelope: true }), deliveryReport(partial.sent[1]!, { envelope: false, statusCode: '3043' })])
-    expect(await messageState(iso.owner, partial.smsId)).toMatchObject({ status: 'PARTIAL', successCount: 1, failCount: 1 })
+    expect(await messageState(bed.iso.owner, partial.smsId)).toMatchObject({ status: 'PARTIAL', successCount: 1, failCount: 1 })
 
     const failed = await dispatched()
     await post(deliveryReportBody(failed.sent, { statusCode: '3050', envelope: false }))
-    expect(await messageState(iso.owner, failed.smsId)).toMatchObject({ status: 'FAILED', successCount: 0, failCount: 2 })
+    expect(await messageState(bed.iso.owner, failed.smsId)).toMatchObject({ status: 'FAILED', successCount: 0, failCount: 2 })
   })
 
   it('keeps the message DISPATCHED while a recipient is still pending at the provider', async () => {
     const { smsId, sent } = await dispatched()
     await post([deliveryReport(sent[0]!), deliveryReport(sent[1]!, { statusCode: '3000' })])
-    const state = await messageState(iso.owner, smsId)
+    const state = await messageState(bed.iso.owner, smsId)
     expect(state.status).toBe('DISPATCHED')
     expect(state.recipients.map((recipient) => recipient.deliveryStatus)).toEqual(['DELIVERED', 'DISPATCHED'])
   })
@@ -115,10 +109,10 @@ describe('POST /v1/sms/solapi/webhook', () => {
     ]
     const response = await post(body)
     expect(response.json()).toEqual({ processed: 0, ignored: body.length })
-    const state = await messageState(iso.owner, smsId)
+    const state = await messageState(bed.iso.owner, smsId)
     expect(state.recipients.map((recipient) => recipient.deliveryStatus)).toEqual(['DISPATCHED', 'DISPATCHED'])
     expect(state.status).toBe('DISPATCHED')
-    expect((await messageState(iso.owner, other.smsId)).recipients[0]!.deliveryStatus).toBe('DISPATCHED')
+    expect((await messageState(bed.iso.owner, other.smsId)).recipients[0]!.deliveryStatus).toBe('DISPATCHED')
     expect(tenant.slug).not.toBe(other.tenant.slug)
   })
 
@@ -129,19 +123,19 @@ describe('POST /v1/sms/solapi/webhook', () => {
     expect((await post(delivered)).json()).toEqual({ processed: 0, ignored: 1 })
     expect((await post(deliveryReportBody(sent, { statusCode: '3000' }))).json()).toEqual({ processed: 0, ignored: 1 })
     expect((await post(deliveryReportBody(sent, { statusCode: '3043' }))).json()).toEqual({ processed: 0, ignored: 1 })
-    expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'SENT', successCount: 1, failCount: 0 })
+    expect(await messageState(bed.iso.owner, smsId)).toMatchObject({ status: 'SENT', successCount: 1, failCount: 0 })
   })
 
   it('records the group id from a report when none was stored, and keeps a stored one a report omits', async () => {
     const { smsId, sent } = await dispatched(2)
-    await iso.owner.updateTable('smsMessages').set({ providerGroupId: null }).where('id', '=', smsId).execute()
+    await bed.iso.owner.updateTable('smsMessages').set({ providerGroupId: null }).where('id', '=', smsId).execute()
     expect((await post([deliveryReport(sent[0]!)])).json()).toEqual({ processed: 1, ignored: 0 })
-    expect((await messageState(iso.owner, smsId)).providerGroupId).toBe(sent[0]!.groupId)
+    expect((await messageState(bed.iso.owner, smsId)).providerGroupId).toBe(sent[0]!.groupId)
 
     const withoutGroup = deliveryReport(sent[1]!) as { data: Record<string, unknown> }
     delete withoutGroup.data.groupId
     expect((await post([withoutGroup])).json()).toEqual({ processed: 1, ignored: 0 })
-    expect((await messageState(iso.owner, smsId)).providerGroupId).toBe(sent[0]!.groupId)
+    expect((await messageState(bed.iso.owner, smsId)).providerGroupId).toBe(sent[0]!.groupId)
   })
 
   it('keeps counts exact under concurrent reports for one message', async () => {
@@ -150,15 +144,15 @@ describe('POST /v1/sms/solapi/webhook', () => {
       sent.map((message, index) => post([deliveryReport(message, { statusCode: index % 4 === 0 ? '3040' : '4000' })])),
     )
     expect(responses.every((response) => response.statusCode === 200)).toBe(true)
-    expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'PARTIAL', successCount: 15, failCount: 5 })
+    expect(await messageState(bed.iso.owner, smsId)).toMatchObject({ status: 'PARTIAL', successCount: 15, failCount: 5 })
   })
 
   describe('reports matched to the ids stored per recipient', () => {
     /** A scheduled message still PENDING: never handed to the provider. */
     async function notHandedOver() {
-      const tenant = await insertTenantAndSender(iso.owner)
+      const tenant = await insertTenantAndSender(bed.iso.owner)
       const later = new Date(Date.now() + 3_600_000)
-      const smsId = await insertPendingMessage(iso.owner, { ...tenant, scheduledAt: later, nextAttemptAt: later })
+      const smsId = await insertPendingMessage(bed.iso.owner, { ...tenant, scheduledAt: later, nextAttemptAt: later })
       const report = (recipient: number, messageId = `M4V20260101000000${String(recipient).padStart(15, 'X')}`) =>
         deliveryReport({
           messageId,
@@ -171,12 +165,25 @@ describe('POST /v1/sms/solapi/webhook', () => {
       return { smsId, report }
     }
 
+    /** A message of two recipients whose provider answer confirmed only recipient 0, re-sent: recipient 1's send. */
+    async function resentInNewGroup() {
+      const { smsId, sent, tenant } = await dispatched(2)
+      // Recipient 1 is PENDING again and the message due, as after a partial answer.
+      await bed.iso.owner.updateTable('smsRecipients').set({ deliveryStatus: 'PENDING', providerMessageId: null, providerGroupId: null, providerStatusCode: null })
+        .where('tenantId', '=', tenant.tenantId).where('smsId', '=', smsId).where('recipientIndex', '=', 1).execute()
+      await bed.iso.owner.updateTable('smsMessages').set({ status: 'PENDING', nextAttemptAt: new Date(Date.now() - 1000) })
+        .where('tenantId', '=', tenant.tenantId).where('id', '=', smsId).execute()
+      await app.dispatcher.runOnce()
+      const resent = bed.fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId)).at(-1)!
+      return { smsId, sent, resent }
+    }
+
     it('ignores and counts reports for recipients never handed to the provider', async () => {
       const { smsId, report } = await notHandedOver()
       const response = await post([report(0), report(1, 'M'.repeat(100))])
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ processed: 0, ignored: 2 })
-      const state = await messageState(iso.owner, smsId)
+      const state = await messageState(bed.iso.owner, smsId)
       expect(state).toMatchObject({ status: 'PENDING', successCount: 0, failCount: 0 })
       expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerMessageId])).toEqual([
         ['PENDING', null],
@@ -197,7 +204,7 @@ describe('POST /v1/sms/solapi/webhook', () => {
       const response = await post(body)
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ processed: 1, ignored: 3 })
-      expect((await messageState(iso.owner, smsId)).recipients.map((recipient) => recipient.deliveryStatus)).toEqual([
+      expect((await messageState(bed.iso.owner, smsId)).recipients.map((recipient) => recipient.deliveryStatus)).toEqual([
         'DELIVERED',
         'DISPATCHED',
         'DISPATCHED',
@@ -205,30 +212,17 @@ describe('POST /v1/sms/solapi/webhook', () => {
     })
 
     it('applies reports of recipients re-sent in a new provider group after a partial answer, and settles the message', async () => {
-      const { smsId, sent, tenant } = await dispatched(2)
-      // The provider's answer confirmed only recipient 0: recipient 1 is PENDING again and the message due.
-      await iso.owner.updateTable('smsRecipients').set({ deliveryStatus: 'PENDING', providerMessageId: null, providerGroupId: null, providerStatusCode: null })
-        .where('tenantId', '=', tenant.tenantId).where('smsId', '=', smsId).where('recipientIndex', '=', 1).execute()
-      await iso.owner.updateTable('smsMessages').set({ status: 'PENDING', nextAttemptAt: new Date(Date.now() - 1000) })
-        .where('tenantId', '=', tenant.tenantId).where('id', '=', smsId).execute()
-      await app.dispatcher.runOnce()
-      const resent = fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId)).at(-1)!
+      const { smsId, sent, resent } = await resentInNewGroup()
       expect(resent.customFields.svcRecipient).toBe('1')
       expect(resent.groupId).not.toBe(sent[0]!.groupId)
 
       const response = await post([deliveryReport(sent[0]!), deliveryReport(resent)])
       expect(response.json()).toEqual({ processed: 2, ignored: 0 })
-      expect(await messageState(iso.owner, smsId)).toMatchObject({ status: 'SENT', successCount: 2 })
+      expect(await messageState(bed.iso.owner, smsId)).toMatchObject({ status: 'SENT', successCount: 2 })
     })
 
     it('ignores a report that names the other group of the same message', async () => {
-      const { smsId, sent, tenant } = await dispatched(2)
-      await iso.owner.updateTable('smsRecipients').set({ deliveryStatus: 'PENDING', providerMessageId: null, providerGroupId: null, providerStatusCode: null })
-        .where('tenantId', '=', tenant.tenantId).where('smsId', '=', smsId).where('recipientIndex', '=', 1).execute()
-      await iso.owner.updateTable('smsMessages').set({ status: 'PENDING', nextAttemptAt: new Date(Date.now() - 1000) })
-        .where('tenantId', '=', tenant.tenantId).where('id', '=', smsId).execute()
-      await app.dispatcher.runOnce()
-      const resent = fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId)).at(-1)!
+      const { sent, resent } = await resentInNewGroup()
       // Recipient 1 went out in the second group; a report for it naming the first group is not about that send.
       const response = await post([deliveryReport({ ...resent, groupId: sent[0]!.groupId })])
       expect(response.json()).toEqual({ processed: 0, ignored: 1 })

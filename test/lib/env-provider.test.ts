@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, inject, it } from 'vitest'
-import { ConfigError, loadEnv } from '../../lib/env.js'
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+import { loadEnv } from '../../lib/env.js'
+import { listeningAddress, startScriptSource } from '../child-processes.js'
+import { configProblems } from '../config-problems.js'
 
 const EXTSMS = {
   SVC_SMS_PROVIDER: 'extsms',
@@ -18,22 +16,12 @@ const EXTSMS = {
 }
 const CREDENTIALS = Object.keys(EXTSMS).filter((key) => key !== 'SVC_SMS_PROVIDER')
 
-function problemsOf(source: Record<string, string>): string[] {
-  try {
-    loadEnv(source)
-    return []
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems
-    throw error
-  }
-}
-
 const without = (...keys: string[]) => Object.fromEntries(Object.entries(EXTSMS).filter(([key]) => !keys.includes(key)))
 
 describe('SMS provider configuration', () => {
   it('defaults to the mock provider, which needs no credentials', () => {
     expect(loadEnv({}).SVC_SMS_PROVIDER).toBe('mock')
-    expect(problemsOf({ SVC_SMS_PROVIDER: 'mock' })).toEqual([])
+    expect(configProblems({ SVC_SMS_PROVIDER: 'mock' })).toEqual([])
   })
 
   it('accepts extsms with every credential and the webhook token', () => {
@@ -41,51 +29,43 @@ describe('SMS provider configuration', () => {
   })
 
   it('names all four settings when extsms has none of them', () => {
-    expect(problemsOf({ SVC_SMS_PROVIDER: 'extsms' })).toEqual(
+    expect(configProblems({ SVC_SMS_PROVIDER: 'extsms' })).toEqual(
       CREDENTIALS.map((key) => `${key}: required when SVC_SMS_PROVIDER=extsms`),
     )
   })
 
   it.each(CREDENTIALS)('names %s alone when only it is missing', (key) => {
-    expect(problemsOf(without(key))).toEqual([`${key}: required when SVC_SMS_PROVIDER=extsms`])
+    expect(configProblems(without(key))).toEqual([`${key}: required when SVC_SMS_PROVIDER=extsms`])
   })
 
   it('treats a blank credential as missing', () => {
-    expect(problemsOf({ ...EXTSMS, SVC_SMS_EXTSMS_WEBHOOK_TOKEN: '   ' })).toEqual([
+    expect(configProblems({ ...EXTSMS, SVC_SMS_EXTSMS_WEBHOOK_TOKEN: '   ' })).toEqual([
       'SVC_SMS_EXTSMS_WEBHOOK_TOKEN: required when SVC_SMS_PROVIDER=extsms',
     ])
   })
 
   it('refuses an unknown provider and a base URL that is not http(s)', () => {
-    expect(problemsOf({ SVC_SMS_PROVIDER: 'twilio' }).some((problem) => problem.startsWith('SVC_SMS_PROVIDER:'))).toBe(true)
-    expect(problemsOf({ ...EXTSMS, SVC_SMS_EXTSMS_BASE_URL: 'ftp://sms.example' }).some((problem) => problem.startsWith('SVC_SMS_EXTSMS_BASE_URL:'))).toBe(true)
+    expect(configProblems({ SVC_SMS_PROVIDER: 'twilio' }).some((problem) => problem.startsWith('SVC_SMS_PROVIDER:'))).toBe(true)
+    expect(configProblems({ ...EXTSMS, SVC_SMS_EXTSMS_BASE_URL: 'ftp://sms.example' }).some((problem) => problem.startsWith('SVC_SMS_EXTSMS_BASE_URL:'))).toBe(true)
   })
 
   it('leaves the internal signing secret optional but refuses a short one', () => {
     expect(loadEnv({}).SVC_INTERNAL_HMAC_SECRET).toBeUndefined()
-    expect(problemsOf({ SVC_INTERNAL_HMAC_SECRET: 'short' })[0]).toMatch(/^SVC_INTERNAL_HMAC_SECRET:/)
+    expect(configProblems({ SVC_INTERNAL_HMAC_SECRET: 'short' })[0]).toMatch(/^SVC_INTERNAL_HMAC_SECRET:/)
   })
 })
 
 /** Starts server.ts with only the given settings (no inherited SVC_* variables). */
 function startServer(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      // Lets @fastify/autoload import the .ts plugins and routes under `--import tsx`.
-      FASTIFY_AUTOLOAD_TYPESCRIPT: '1',
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startScriptSource('server.ts', [], {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    // Lets @fastify/autoload import the .ts plugins and routes under `--import tsx`.
+    FASTIFY_AUTOLOAD_TYPESCRIPT: '1',
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    ...env,
   })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  return { child, output: () => output }
 }
 
 describe('server start-up with SVC_SMS_PROVIDER=extsms', () => {
@@ -103,7 +83,7 @@ describe('server start-up with SVC_SMS_PROVIDER=extsms', () => {
   it('starts when every setting is given', async () => {
     // On the embedded run DATABASE_URL is empty: the server's store goes to a scratch directory, never ./.data.
     const dataDir = await mkdtemp(join(tmpdir(), 'svc-provider-'))
-    const { child, output } = startServer({
+    const server = startServer({
       ...EXTSMS,
       DATABASE_URL: inject('databaseUrl'),
       SVC_DATA_DIR: dataDir,
@@ -112,14 +92,9 @@ describe('server start-up with SVC_SMS_PROVIDER=extsms', () => {
       SVC_SMS_DISPATCHER: 'off',
       SVC_JWT_SECRET: 'provider-test-secret-at-least-32-bytes-long',
     })
+    const { child } = server
     try {
-      const deadline = Date.now() + 20_000
-      let address: string | undefined
-      while (!address) {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${output()}`)
-        address = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1]
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
+      const address = await listeningAddress(server, 20_000)
       expect((await fetch(`${address}/actuator/health`)).status).toBe(200)
     } finally {
       child.kill('SIGTERM')

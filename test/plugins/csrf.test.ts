@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ConfigError, loadEnv } from '../../lib/env.js'
 import { browserSession, expectProblem } from '../auth-fixtures.js'
+import { configProblems } from '../config-problems.js'
 import { owner as ownerDb } from '../fixtures.js'
 import { buildTestApp } from '../helper.js'
 import { insertMessageRow } from '../sms-send-fixtures.js'
@@ -109,15 +109,7 @@ describe('CSRF: the own origin behind a trusted proxy', () => {
 })
 
 describe('SVC_CORS_ORIGINS configuration', () => {
-  const problemsOf = (value: string): string[] => {
-    try {
-      loadEnv({ SVC_CORS_ORIGINS: value })
-      return []
-    } catch (error) {
-      if (error instanceof ConfigError) return error.problems
-      throw error
-    }
-  }
+  const problemsOf = (value: string) => configProblems({ SVC_CORS_ORIGINS: value })
 
   it.each(['', 'https://app.example', 'https://app.example, http://localhost:5173'])('accepts %j', (value) => {
     expect(problemsOf(value)).toEqual([])

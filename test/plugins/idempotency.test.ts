@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../../lib/errors.js'
 import { canonicalJson, requestFingerprint } from '../../lib/idempotency/fingerprint.js'
+import { until } from '../auth-fixtures.js'
 import { createTenant, owner } from '../fixtures.js'
 import { buildAppWith, itConcurrent } from '../helper.js'
 import { keyRows, messageRows, minutesFromNow, newKey, post, problem, recipients, send } from '../sms-send-fixtures.js'
@@ -38,14 +39,6 @@ class Gates {
 
   release(name: string): void {
     this.open.get(name)!()
-  }
-}
-
-const until = async (check: () => Promise<boolean>, timeoutMs = 5000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline')
-    await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
 
@@ -109,6 +102,13 @@ describe('idempotency plugin', () => {
   const staff = async () => {
     const tenant = await createTenant()
     return { tenant, who: await actor(app, tenant, 'OWNER') }
+  }
+  /** Sends a call whose handler waits at a gate of its own; returns once it waits there, its response to come on release. */
+  const callHeldInHandler = async (who: Actor, name: string, key: string) => {
+    const gate = `${name}-${key}`
+    const response = call(who, { name, gate }, key)
+    await gates.arrival(gate)
+    return { gate, response }
   }
 
   describe('claiming and completing', () => {
@@ -197,35 +197,34 @@ describe('idempotency plugin', () => {
   })
 
   describe('rejected requests leave no key', () => {
-    it('gives the key back after a 4xx from the handler, so a corrected retry succeeds', async () => {
+    it.each([
+      [
+        'a 4xx from the handler, so a corrected retry succeeds',
+        { refused: { name: 'bad', fail: 'client' }, answer: { status: 400, code: 'RECIPIENTS_REQUIRED' }, retry: { name: 'good' } },
+      ],
+      [
+        'a 500 and keeps nothing of the request',
+        { refused: { name: 'boom', fail: 'server' }, answer: { status: 500, code: 'INTERNAL_ERROR' }, retry: { name: 'boom' } },
+      ],
+    ])('gives the key back after %s', async (_after, { refused, answer, retry }) => {
       const { tenant, who } = await staff()
       const key = newKey()
-      expect(problem(await call(who, { name: 'bad', fail: 'client' }, key))).toEqual({ status: 400, code: 'RECIPIENTS_REQUIRED' })
+      expect(problem(await call(who, refused, key))).toEqual(answer)
       expect(await keyRows(tenant)).toHaveLength(0)
       expect(await classCount(tenant.id)).toBe(0)
-      const retry = await call(who, { name: 'good' }, key)
-      expect(retry.statusCode).toBe(201)
-      expect(retry.headers['idempotent-replayed']).toBeUndefined()
-    })
-
-    it('gives the key back after a 500 and keeps nothing of the request', async () => {
-      const { tenant, who } = await staff()
-      const key = newKey()
-      expect(problem(await call(who, { name: 'boom', fail: 'server' }, key))).toEqual({ status: 500, code: 'INTERNAL_ERROR' })
-      expect(await keyRows(tenant)).toHaveLength(0)
-      expect(await classCount(tenant.id)).toBe(0)
-      expect((await call(who, { name: 'boom' }, key)).statusCode).toBe(201)
+      const retried = await call(who, retry, key)
+      expect(retried.statusCode).toBe(201)
+      expect(retried.headers['idempotent-replayed']).toBeUndefined()
     })
 
     itConcurrent('never claims a key for a request its schema refuses', async () => {
       const { tenant, who } = await staff()
       const key = newKey()
-      const held = call(who, { name: 'holder', gate: `schema-${key}` }, key)
-      await gates.arrival(`schema-${key}`)
+      const { gate, response: held } = await callHeldInHandler(who, 'holder', key)
       // Were the malformed request to claim, it would meet the running one and answer 409 instead.
       expect(problem(await call(who, { name: 'holder', unknown: true }, key))).toEqual({ status: 400, code: 'VALIDATION_FAILED' })
       expect(problem(await call(who, { name: 'x'.repeat(51) }, key))).toEqual({ status: 400, code: 'VALIDATION_FAILED' })
-      gates.release(`schema-${key}`)
+      gates.release(gate)
       expect((await held).statusCode).toBe(201)
       expect(await keyRows(tenant)).toHaveLength(1)
     })
@@ -260,9 +259,7 @@ describe('idempotency plugin', () => {
     itConcurrent('answers IDEMPOTENCY_REQUEST_IN_PROGRESS at once to a duplicate of a running request', async () => {
       const { tenant, who } = await staff()
       const key = newKey()
-      const gate = `dup-${key}`
-      const first = call(who, { name: 'slow', gate }, key)
-      await gates.arrival(gate)
+      const { gate, response: first } = await callHeldInHandler(who, 'slow', key)
       // The duplicate is answered while the first is still held: it does not queue behind it.
       expect(problem(await call(who, { name: 'slow', gate }, key))).toEqual({ status: 409, code: 'IDEMPOTENCY_REQUEST_IN_PROGRESS' })
       gates.release(gate)
@@ -306,9 +303,7 @@ describe('idempotency plugin', () => {
     itConcurrent('refuses to complete a request whose key was taken over meanwhile, so only one resource results', async () => {
       const { tenant, who } = await staff()
       const key = newKey()
-      const gate = `takeover-${key}`
-      const slow = call(who, { name: 'taken over', gate }, key)
-      await gates.arrival(gate)
+      const { gate, response: slow } = await callHeldInHandler(who, 'taken over', key)
       await owner().updateTable('idempotencyKeys').set({ createdAt: sql<Date>`created_at - interval '3 minutes'` }).where('tenantId', '=', tenant.id).execute()
       const retry = await call(who, { name: 'taken over' }, key)
       expect(retry.statusCode).toBe(201)

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { createTenant, owner, type TenantRow } from '../fixtures.js'
 import { buildAppWith, buildTestApp, itConcurrent, useTestApp } from '../helper.js'
 import { expectProblem, seedSenderSetting, senderRow, signedApproval, TEST_HMAC_SECRET, type SignedCall } from '../sms-fixtures.js'
+import { createPendingSenderTenant } from '../sender-approval-fixtures.js'
 import { academy } from '../staff-fixtures.js'
 
 const APPROVE = { registrationStatus: 'APPROVED' }
@@ -14,8 +15,7 @@ describe('internal signature plugin', () => {
   let tenant: TenantRow
 
   beforeAll(async () => {
-    tenant = await createTenant()
-    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    tenant = await createPendingSenderTenant()
   })
 
   const send = (signed: SignedCall, change: (request: ReturnType<typeof signedApproval>) => void = () => undefined) => {
@@ -54,8 +54,7 @@ describe('internal signature plugin', () => {
   })
 
   it('refuses a signature made with another secret, and leaves the row alone', async () => {
-    const other = await createTenant()
-    await seedSenderSetting(other, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    const other = await createPendingSenderTenant()
     await refused(await send({ slug: other.slug, body: APPROVE, secret: 'some-other-secret-of-enough-length' }))
     expect(await senderRow(other)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
   })
@@ -86,8 +85,7 @@ describe('internal signature plugin', () => {
 
   it("refuses a call signed for another tenant with TENANT_MISMATCH, touching neither tenant's row", async () => {
     const other = await createTenant()
-    const target = await createTenant()
-    await seedSenderSetting(target, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    const target = await createPendingSenderTenant()
     await seedSenderSetting(other, { senderNumber: '0311234567', registrationStatus: 'PENDING' })
     expectProblem(await send({ slug: target.slug, headerSlug: other.slug, body: APPROVE }), 403, 'TENANT_MISMATCH')
     expect(await senderRow(target)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
@@ -133,14 +131,8 @@ describe('internal signature plugin: each signed call is accepted once', () => {
   const sibling = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
   const REJECT = { registrationStatus: 'REJECTED', rejectionReason: 'Certificate does not match the number' }
 
-  const pendingTenant = async () => {
-    const tenant = await createTenant()
-    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
-    return tenant
-  }
-
   it('refuses a captured REJECTED replayed over a later APPROVED, and the row stays APPROVED', async () => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     const captured = signedApproval({ slug: tenant.slug, body: REJECT, timestamp: now() - 5 })
     expect((await app.current.inject(captured)).statusCode).toBe(200)
     expect((await app.current.inject(signedApproval({ slug: tenant.slug, body: APPROVE }))).statusCode).toBe(200)
@@ -150,7 +142,7 @@ describe('internal signature plugin: each signed call is accepted once', () => {
   })
 
   it('refuses the replay on another instance too (the used signature is shared through the database)', async () => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     const call = signedApproval({ slug: tenant.slug, body: APPROVE })
     expect((await app.current.inject(call)).statusCode).toBe(200)
     expectProblem(await sibling.current.inject(call), 401, 'INTERNAL_SIGNATURE_INVALID')
@@ -158,7 +150,7 @@ describe('internal signature plugin: each signed call is accepted once', () => {
   })
 
   itConcurrent('accepts exactly one of two concurrent replays', async () => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     const call = signedApproval({ slug: tenant.slug, body: REJECT })
     const answers = await Promise.all([app.current.inject(call), sibling.current.inject(call)])
     expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 401])
@@ -197,8 +189,7 @@ describe('internal signature plugin without SVC_INTERNAL_HMAC_SECRET', () => {
   afterAll(() => app.close())
 
   it('refuses every internal call, whatever it was signed with', async () => {
-    const tenant = await createTenant()
-    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    const tenant = await createPendingSenderTenant()
     for (const secret of [TEST_HMAC_SECRET, '']) {
       const problem = expectProblem(await app.inject(signedApproval({ slug: tenant.slug, body: APPROVE, secret })), 401, 'INTERNAL_SIGNATURE_INVALID')
       expect(problem.detail).toMatch(/no signing secret/)

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ConfigError, loadEnv } from '../../lib/env.js'
 import { expectProblem, login, uniqueAddress, type Response } from '../auth-fixtures.js'
+import { configProblems } from '../config-problems.js'
 import { owner, unique } from '../fixtures.js'
 import { buildAppWith } from '../helper.js'
 
@@ -32,24 +32,26 @@ const badLogin = (app: FastifyInstance, remoteAddress: string, forwardedFor?: st
 
 const expectRefusedForBudget = (response: Response) => expectProblem(response, 429, 'AUTH_018')
 
-/** The app with a route that echoes what the service takes for the client address. */
-const appWithEcho = (trustProxy: string) =>
-  buildAppWith(
-    async (test) => {
-      test.get('/test/ip', { config: { auth: false } }, async (request) => ({ ip: request.ip }))
-    },
-    { SVC_TRUST_PROXY: trustProxy, SVC_LOGIN_IP_PER_MINUTE: String(LIMIT) },
-  )
+/** For the describe's tests: the app with a route that echoes what the service takes for the client address. */
+function useAppWithEcho(trustProxy: string): { current: FastifyInstance } {
+  const holder = {} as { current: FastifyInstance }
+  beforeAll(async () => {
+    holder.current = await buildAppWith(
+      async (test) => {
+        test.get('/test/ip', { config: { auth: false } }, async (request) => ({ ip: request.ip }))
+      },
+      { SVC_TRUST_PROXY: trustProxy, SVC_LOGIN_IP_PER_MINUTE: String(LIMIT) },
+    )
+  })
+  afterAll(() => holder.current?.close())
+  return holder
+}
 
 describe('SVC_TRUST_PROXY as a hop count', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await appWithEcho('1')
-  })
-  afterAll(() => app?.close())
+  const app = useAppWithEcho('1')
 
   it('takes the right-most X-Forwarded-For entry, the one the trusted proxy added', async () => {
-    const response = await app.inject({ url: '/test/ip', headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.7' } })
+    const response = await app.current.inject({ url: '/test/ip', headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.7' } })
     expect(response.json()).toEqual({ ip: '203.0.113.7' })
   })
 
@@ -58,24 +60,20 @@ describe('SVC_TRUST_PROXY as a hop count', () => {
       const [proxy, client] = [uniqueAddress(), uniqueAddress()]
       for (let request = 0; request < LIMIT; request++) {
         const spoofed = uniqueAddress()
-        expectProblem((await badLogin(app, proxy, `${spoofed}, ${client}`)).response, 401, 'AUTH_001')
+        expectProblem((await badLogin(app.current, proxy, `${spoofed}, ${client}`)).response, 401, 'AUTH_001')
       }
-      expectRefusedForBudget((await badLogin(app, proxy, `${uniqueAddress()}, ${client}`)).response)
+      expectRefusedForBudget((await badLogin(app.current, proxy, `${uniqueAddress()}, ${client}`)).response)
       // The budget is the client's, not the proxy's: another client behind the same proxy still gets through.
-      expectProblem((await badLogin(app, proxy, `${client}, ${uniqueAddress()}`)).response, 401, 'AUTH_001')
+      expectProblem((await badLogin(app.current, proxy, `${client}, ${uniqueAddress()}`)).response, 401, 'AUTH_001')
     })
   })
 })
 
 describe('SVC_TRUST_PROXY as a list of proxy addresses', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await appWithEcho('127.0.0.1, 10.250.0.0/16')
-  })
-  afterAll(() => app?.close())
+  const app = useAppWithEcho('127.0.0.1, 10.250.0.0/16')
 
   it('skips every trusted proxy from the right and takes the first address none of them added', async () => {
-    const response = await app.inject({
+    const response = await app.current.inject({
       url: '/test/ip',
       remoteAddress: '127.0.0.1',
       headers: { 'x-forwarded-for': '6.6.6.6, 198.51.100.4, 10.250.3.4' },
@@ -84,7 +82,7 @@ describe('SVC_TRUST_PROXY as a list of proxy addresses', () => {
   })
 
   it('lets a request from an untrusted peer choose nothing: its address is the peer', async () => {
-    const response = await app.inject({ url: '/test/ip', remoteAddress: '192.0.2.44', headers: { 'x-forwarded-for': '6.6.6.6' } })
+    const response = await app.current.inject({ url: '/test/ip', remoteAddress: '192.0.2.44', headers: { 'x-forwarded-for': '6.6.6.6' } })
     expect(response.json()).toEqual({ ip: '192.0.2.44' })
   })
 
@@ -92,23 +90,15 @@ describe('SVC_TRUST_PROXY as a list of proxy addresses', () => {
     await inOneWindow(async () => {
       const peer = uniqueAddress()
       for (let request = 0; request < LIMIT; request++) {
-        expectProblem((await badLogin(app, peer, uniqueAddress())).response, 401, 'AUTH_001')
+        expectProblem((await badLogin(app.current, peer, uniqueAddress())).response, 401, 'AUTH_001')
       }
-      expectRefusedForBudget((await badLogin(app, peer, uniqueAddress())).response)
+      expectRefusedForBudget((await badLogin(app.current, peer, uniqueAddress())).response)
     })
   })
 })
 
 describe('SVC_TRUST_PROXY configuration', () => {
-  const problemsOf = (value: string): string[] => {
-    try {
-      loadEnv({ SVC_TRUST_PROXY: value })
-      return []
-    } catch (error) {
-      if (error instanceof ConfigError) return error.problems
-      throw error
-    }
-  }
+  const problemsOf = (value: string) => configProblems({ SVC_TRUST_PROXY: value })
 
   it('refuses true at start with a message that says what to set instead', () => {
     const [problem, ...others] = problemsOf('true')

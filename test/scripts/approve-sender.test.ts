@@ -1,18 +1,13 @@
-import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runProcess } from '../child-processes.js'
 import { createTenant } from '../fixtures.js'
 import { buildTestApp } from '../helper.js'
-import { seedSenderSetting, senderRow, TEST_HMAC_SECRET } from '../sms-fixtures.js'
+import { createPendingSenderTenant } from '../sender-approval-fixtures.js'
+import { senderRow, TEST_HMAC_SECRET } from '../sms-fixtures.js'
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/approve-sender.sh', import.meta.url))
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
 
 describe('scripts/approve-sender.sh', () => {
   let app: FastifyInstance
@@ -25,22 +20,13 @@ describe('scripts/approve-sender.sh', () => {
   afterAll(() => app.close())
 
   // Asynchronous on purpose: the server answering the script runs in this process.
-  const run = (args: string[], env: Record<string, string | undefined> = {}) =>
-    new Promise<Run>((resolve) => {
-      const childEnv = { PATH: process.env.PATH, BASE_URL: baseUrl, SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET, ...env }
-      execFile('bash', [SCRIPT, ...args], { env: childEnv as NodeJS.ProcessEnv, timeout: 20_000 }, (error, stdout, stderr) => {
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })
-      })
-    })
-
-  const pendingTenant = async () => {
-    const tenant = await createTenant()
-    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
-    return tenant
+  const run = (args: string[], env: Record<string, string | undefined> = {}) => {
+    const childEnv = { PATH: process.env.PATH, BASE_URL: baseUrl, SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET, ...env }
+    return runProcess('bash', [SCRIPT, ...args], { env: childEnv as NodeJS.ProcessEnv, timeout: 20_000 })
   }
 
   it('approves: prints the sender setting as JSON and exits 0', async () => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     const result = await run([tenant.slug, 'APPROVED'])
     expect(result).toMatchObject({ code: 0, stderr: '' })
     expect(JSON.parse(result.stdout)).toMatchObject({ provider: 'extsms', senderNumber: '02-1234-5678', registrationStatus: 'APPROVED' })
@@ -48,7 +34,7 @@ describe('scripts/approve-sender.sh', () => {
   })
 
   it('rejects with a reason that needs JSON escaping, stored exactly as given', async () => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     const reason = 'He said "no" \\ 번호 명의 불일치\nline two\t$HOME `id` & done'
     const result = await run([tenant.slug, 'REJECTED', reason])
     expect(result.code).toBe(0)
@@ -59,7 +45,7 @@ describe('scripts/approve-sender.sh', () => {
   it.each([
     ['an unknown tenant', async () => 'no-such-tenant-anywhere', {}, 'TENANT_NOT_FOUND'],
     ['a tenant without a sender setting', async () => (await createTenant()).slug, {}, 'SENDER_SETTING_NOT_FOUND'],
-    ['a wrong secret', async () => (await pendingTenant()).slug, { SVC_INTERNAL_HMAC_SECRET: 'not-the-configured-secret' }, 'INTERNAL_SIGNATURE_INVALID'],
+    ['a wrong secret', async () => (await createPendingSenderTenant()).slug, { SVC_INTERNAL_HMAC_SECRET: 'not-the-configured-secret' }, 'INTERNAL_SIGNATURE_INVALID'],
   ])('exits 1 and prints the problem on stderr for %s', async (_case, slug, env, code) => {
     const result = await run([await slug(), 'APPROVED'], env)
     expect(result.code).toBe(1)
@@ -77,7 +63,7 @@ describe('scripts/approve-sender.sh', () => {
     ['no BASE_URL', ['SLUG', 'APPROVED'], { BASE_URL: undefined }, /BASE_URL is not set/],
     ['no secret', ['SLUG', 'APPROVED'], { SVC_INTERNAL_HMAC_SECRET: undefined }, /SVC_INTERNAL_HMAC_SECRET is not set/],
   ])('exits 2 without sending anything for %s', async (_case, args, env, message) => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     const result = await run(args.map((arg) => (arg === 'SLUG' ? tenant.slug : arg)), env)
     expect(result.code).toBe(2)
     expect(result.stdout).toBe('')

@@ -1,31 +1,19 @@
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { cpSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { repoRoot as root, runProcess } from '../child-processes.js'
 import { createTenant } from '../fixtures.js'
 import { until } from '../auth-fixtures.js'
 import { describePostgres } from '../helper.js'
 
-const root = fileURLToPath(new URL('../../', import.meta.url))
 // A first build on a busy machine takes tens of seconds; npm ci from the local cache a few more.
 const BUILD_TIMEOUT_MS = 240_000
 
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(command, args, { cwd, env: { ...process.env, ...env }, timeout: BUILD_TIMEOUT_MS }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-    })
-  })
+function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
+  return runProcess(command, args, { cwd, env: { ...process.env, ...env }, timeout: BUILD_TIMEOUT_MS })
 }
 
 const mtime = (path: string) => statSync(path).mtimeMs

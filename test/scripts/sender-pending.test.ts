@@ -1,36 +1,13 @@
-import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { expect, inject, it } from 'vitest'
+import { runScriptSource } from '../child-processes.js'
 import { createTenant } from '../fixtures.js'
 import { describePostgres } from '../helper.js'
 import { setSender } from '../sms-send-fixtures.js'
 
-const root = fileURLToPath(new URL('../../', import.meta.url))
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
 /** Runs scripts/sender-pending.ts in its own process, as `npm run sender:pending` does after the build. */
-function senderPending(args: string[] = []): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/sender-pending.ts', ...args],
-      {
-        cwd: root,
-        // The runtime role, which owns nothing and cannot bypass RLS: no owner credentials are needed.
-        env: { ...process.env, DATABASE_URL: inject('runtimeDatabaseUrl'), DATABASE_MIGRATION_URL: '', NODE_ENV: 'test' },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-      },
-    )
-  })
+function senderPending(args: string[] = []) {
+  // The runtime role, which owns nothing and cannot bypass RLS: no owner credentials are needed.
+  return runScriptSource('scripts/sender-pending.ts', args, { DATABASE_URL: inject('runtimeDatabaseUrl'), DATABASE_MIGRATION_URL: '', NODE_ENV: 'test' })
 }
 
 // The script runs in a child process: on the embedded store it would open the directory this process holds.

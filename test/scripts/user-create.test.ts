@@ -1,35 +1,12 @@
-import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { expect, inject, it } from 'vitest'
+import { runScriptSource } from '../child-processes.js'
 import { createTenant, owner } from '../fixtures.js'
 import { describePostgres, useTestApp } from '../helper.js'
 
 const app = useTestApp()
-const root = fileURLToPath(new URL('../../', import.meta.url))
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
 /** Runs scripts/user-create.ts in its own process, as `npm run user:create` does after the build. */
-function userCreate(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/user-create.ts', ...args],
-      {
-        cwd: root,
-        env: { ...process.env, DATABASE_URL: inject('databaseUrl'), SVC_BCRYPT_COST: '4', NODE_ENV: 'test' },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-      },
-    )
-  })
+function userCreate(args: string[]) {
+  return runScriptSource('scripts/user-create.ts', args, { DATABASE_URL: inject('databaseUrl'), SVC_BCRYPT_COST: '4', NODE_ENV: 'test' })
 }
 
 // The script runs in a child process: on the embedded store it would open the directory this process holds, and

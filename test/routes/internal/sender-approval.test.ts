@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createTenant } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
 import { expectProblem, seedSenderSetting, senderRow, signedApproval, TEST_HMAC_SECRET, type SignedCall } from '../../sms-fixtures.js'
+import { createPendingSenderTenant } from '../../sender-approval-fixtures.js'
 import { academy } from '../../staff-fixtures.js'
 
 const SEEDED_AT = new Date('2020-01-02T00:00:00Z')
@@ -10,14 +11,8 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
   const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
   const call = (signed: SignedCall) => app.current.inject(signedApproval(signed))
 
-  const pendingTenant = async () => {
-    const tenant = await createTenant()
-    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
-    return tenant
-  }
-
   it('approves a PENDING row: approvedAt set, version + 1, the full sender setting answered', async () => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     const before = Date.now()
     const response = await call({ slug: tenant.slug, body: { registrationStatus: 'APPROVED' } })
     expect(response.statusCode).toBe(200)
@@ -76,13 +71,13 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
     ['empty', { registrationStatus: 'REJECTED', rejectionReason: '' }],
     ['blank', { registrationStatus: 'REJECTED', rejectionReason: ' \t\n ' }],
   ])('refuses REJECTED with a %s reason (REJECTION_REASON_REQUIRED) and changes nothing', async (_case, body) => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     expectProblem(await call({ slug: tenant.slug, body }), 400, 'REJECTION_REASON_REQUIRED')
     expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
   })
 
   it.each(['PENDING', 'NOT_CONFIGURED', 'approved', 'CANCELLED', ''])('refuses registrationStatus %j (APPROVAL_STATUS_INVALID)', async (registrationStatus) => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     expectProblem(await call({ slug: tenant.slug, body: { registrationStatus } }), 400, 'APPROVAL_STATUS_INVALID')
     expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
   })
@@ -94,7 +89,7 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
     ['a null status', { registrationStatus: null }],
     ['a non-string status', { registrationStatus: 1 }],
   ])('refuses %s with APPROVAL_STATUS_INVALID and changes nothing', async (_case, body) => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     expectProblem(await call({ slug: tenant.slug, body }), 400, 'APPROVAL_STATUS_INVALID')
     expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
   })
@@ -104,7 +99,7 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
     ['a reason over 500 characters', { registrationStatus: 'REJECTED', rejectionReason: 'x'.repeat(501) }],
     ['an array body', ['APPROVED']],
   ])('refuses %s with VALIDATION_FAILED', async (_case, body) => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     expectProblem(await call({ slug: tenant.slug, body }), 400, 'VALIDATION_FAILED')
   })
 
@@ -112,7 +107,7 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
     ['malformed JSON', '{"registrationStatus": "APPROVED"'],
     ['an empty body', ''],
   ])('refuses a signed request with %s with VALIDATION_FAILED, never 500', async (_case, body) => {
-    const tenant = await pendingTenant()
+    const tenant = await createPendingSenderTenant()
     expectProblem(await call({ slug: tenant.slug, body }), 400, 'VALIDATION_FAILED')
   })
 
@@ -127,8 +122,8 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
   })
 
   it("changes only the named tenant's row", async () => {
-    const target = await pendingTenant()
-    const bystander = await pendingTenant()
+    const target = await createPendingSenderTenant()
+    const bystander = await createPendingSenderTenant()
     await call({ slug: target.slug, body: { registrationStatus: 'APPROVED' } })
     expect(await senderRow(bystander)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
   })
