@@ -1,9 +1,15 @@
 import type { BaselineFigure } from './baselines.js'
 import type { BenchContext } from './context.js'
 import { log, type Measurement } from './load.js'
+import type { SessionTokens } from './seed.js'
 import { loggedProblems, summariseProblems, type RunningProcess } from './service.js'
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+
+/** GET /v1/me, each connection one signed-in staff member with its own bearer token. */
+export function meRequests(sessions: SessionTokens[]) {
+  return { method: 'GET' as const, path: '/v1/me', connectionHeaders: sessions.map((session) => bearer(session.access)) }
+}
 
 /** Records what the service logged at warn level or above, and any failed answers, as notes of the scenario. */
 export function checkRun(ctx: BenchContext, scenario: string, service: RunningProcess, measured?: Measurement): void {
