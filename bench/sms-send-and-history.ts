@@ -15,6 +15,7 @@ import type { DB, Role } from '../db/schema.js'
 import { issueTokenPair } from '../lib/auth/tokens.js'
 import { loadEnv } from '../lib/env.js'
 import { buildService } from '../build.js'
+import { fillHistory } from './lib/seed.js'
 
 const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres'
 const SEND_RUNS = 5
@@ -84,25 +85,6 @@ async function tenant(owner: Kysely<DB>) {
     .returning('id')
     .executeTakeFirstOrThrow()
   return row.id
-}
-
-/**
- * History rows as the service leaves them: six statuses, three of four by the OWNER, every tenth titled "exam",
- * one a second apart. Nothing is due (next_attempt_at a year ahead), so a dispatcher would leave them alone.
- */
-async function fillHistory(owner: Kysely<DB>, tenantId: number, ownerId: number, instructorId: number, count: number) {
-  await sql`
-    insert into sms_messages (tenant_id, sender_id, recipient_type, recipient_count, title, content, message_type,
-      estimated_segments, unit_price, total_price, status, provider, next_attempt_at, sent_at, created_at, updated_at)
-    select ${tenantId}, case when g % 4 = 0 then ${instructorId}::bigint else ${ownerId}::bigint end,
-      case when g % 3 = 0 then 'GUARDIAN' else 'CUSTOM' end, 1,
-      'Notice ' || g || case when g % 10 = 0 then ' exam' else '' end,
-      'Hello {name}, this is message number ' || g || ' of the benchmark, long enough to be cut in the list view.',
-      'SMS', 1, 20, 20, (array['PENDING','DISPATCHED','SENT','FAILED','PARTIAL','CANCELLED'])[1 + g % 6], 'mock',
-      now() + interval '365 days',
-      case when g % 6 in (2, 3, 4) then now() - make_interval(secs => g) end,
-      now() - make_interval(secs => g), now()
-    from generate_series(1, ${count}) g`.execute(owner)
 }
 
 async function main() {

@@ -156,24 +156,3 @@ export async function insertDueMessages(
            'n' || r, 'GUARDIAN'
     from created cross join generate_series(0, ${recipients - 1}) r`.execute(owner)
 }
-
-/** A bare tenant, one MANAGER as the sender and an approved sender number, through the owner connection (dispatch runs need no login). */
-export async function insertTenantAndSender(owner: Kysely<DB>): Promise<{ tenantId: number; senderId: number }> {
-  const slug = `bench-${randomInt(1e9).toString(36)}`
-  const tenant = await owner
-    .insertInto('tenants')
-    .values({ slug, customId: slug.slice(6, 16).toUpperCase(), name: slug, updatedAt: new Date() })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  const sender = await owner
-    .insertInto('users')
-    .values({ tenantId: tenant.id, userLoginId: `sender-${slug}`, passwordHash: 'x', name: 'Sender', role: 'MANAGER', avatarSeed: 'seed', updatedAt: new Date() })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  // The live provider sends only for an APPROVED sender number; other messages are held (docs/api.md#sender-number).
-  await owner
-    .insertInto('smsSenderSettings')
-    .values({ tenantId: tenant.id, provider: 'extsms', senderNumber: '0212345678', registrationStatus: 'APPROVED', updatedAt: new Date() })
-    .execute()
-  return { tenantId: tenant.id, senderId: sender.id }
-}

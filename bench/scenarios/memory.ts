@@ -6,7 +6,7 @@
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import { describeRun, log, median, runLoad } from '../lib/load.js'
-import { bearer, checkRun, heading } from '../lib/scenario-helpers.js'
+import { checkRun, heading, measuredRow, meRequests } from '../lib/scenario-helpers.js'
 import { loginStaff, seedTenant } from '../lib/seed.js'
 import { startService, type RunningProcess } from '../lib/service.js'
 
@@ -37,14 +37,8 @@ export async function memory(ctx: BenchContext): Promise<void> {
   try {
     const tenant = await seedTenant(service.url, database.owner, 64)
     const sessions = await loginStaff(service.url, tenant)
-    const spec = (amount: number) => ({
-      url: service.url,
-      method: 'GET' as const,
-      path: '/v1/me',
-      connections: benchConfig.connections,
-      amount,
-      connectionHeaders: sessions.map((session) => bearer(session.access)),
-    })
+    const requests = meRequests(sessions)
+    const spec = (amount: number) => ({ url: service.url, connections: benchConfig.connections, amount, ...requests })
     const startRss = await service.rssKiB()
     const first = await runLoad(spec(FIRST), { service: service.pid })
     const afterFirst = await settledRss(service)
@@ -74,11 +68,7 @@ export async function memory(ctx: BenchContext): Promise<void> {
     const growth = (end - afterFirst) / afterFirst
     const peak = Math.max(afterFirst, end, ...samples)
     ctx.addRow({
-      scenario: `memory: RSS after ${(total / 1e6).toLocaleString('en')}M GET /v1/me vs after 10k`,
-      value: rest.rps,
-      unit: 'req/s',
-      p50: rest.p50,
-      p99: rest.p99,
+      ...measuredRow(`memory: RSS after ${(total / 1e6).toLocaleString('en')}M GET /v1/me vs after 10k`, rest),
       target: 'RSS within 10 %',
       met: Math.abs(growth) <= 0.1 && failures === 0,
       notes: `RSS ${mib(afterFirst)} after 10k, ${mib(end)} at end (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)} %), peak sample ${mib(peak)}, ${mib(startRss)} idle at start`,

@@ -8,13 +8,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startPgBouncer } from '../../test/topology/pgbouncer.js'
 import { onCleanup } from '../lib/cleanup.js'
-import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import type { BenchDatabase } from '../lib/database.js'
 import { measure, type Measurement } from '../lib/load.js'
-import { bearer, checkRun, heading } from '../lib/scenario-helpers.js'
-import { loginStaff, seedTenant, type SeededTenant } from '../lib/seed.js'
-import { startService } from '../lib/service.js'
+import { bearer, checkRun, heading, measuredRow, meRequests } from '../lib/scenario-helpers.js'
+import { loginStaff, type SeededTenant } from '../lib/seed.js'
+import { standardLoad, withSeededService } from '../lib/service-scenario.js'
 import { sendBody } from './send-10k.js'
 
 const STAFF = 64
@@ -48,54 +47,35 @@ async function measureBoth(
   seeded?: SeededTenant,
 ): Promise<{ figures: Figures; tenant: SeededTenant }> {
   // API only: the dispatcher's claims would compete with the measured requests.
-  const service = await startService({ databaseUrl, jwtSecret: ctx.jwtSecret, name: `service-${label}`, env: { ...env, SVC_SMS_DISPATCHER: 'off' } })
-  try {
-    const tenant = seeded ?? (await seedTenant(service.url, owner, STAFF))
-    const sessions = await loginStaff(service.url, tenant)
-    const me = await measure({
-      label: `GET /v1/me ${label}`,
-      watch: { service: service.pid },
-      spec: () => ({
-        url: service.url,
-        method: 'GET',
-        path: '/v1/me',
-        connections: benchConfig.connections,
-        duration: benchConfig.duration,
-        connectionHeaders: sessions.map((session) => bearer(session.access)),
-      }),
-    })
+  const options = { databaseUrl, owner, name: `service-${label}`, env: { ...env, SVC_SMS_DISPATCHER: 'off' }, staff: STAFF, tenant: seeded }
+  const { tenant, result: figures } = await withSeededService(ctx, options, async (service, tenant) => {
+    const requests = meRequests(await loginStaff(service.url, tenant))
+    const me = await measure({ label: `GET /v1/me ${label}`, watch: { service: service.pid }, spec: () => standardLoad(service, requests) })
     const body = sendBody(SEND_RECIPIENTS)
     const send = await measure({
       label: `POST /v1/sms/send ${label}`,
       watch: { service: service.pid },
-      spec: () => ({
-        url: service.url,
-        method: 'POST',
-        path: '/v1/sms/send',
-        connections: benchConfig.connections,
-        duration: benchConfig.duration,
-        headers: { 'content-type': 'application/json' },
-        body,
-        connectionHeaders: sessions.map((session) => bearer(session.access)),
-        uniqueHeader: 'idempotency-key',
-      }),
+      spec: () =>
+        standardLoad(service, {
+          method: 'POST',
+          path: '/v1/sms/send',
+          headers: { 'content-type': 'application/json' },
+          body,
+          connectionHeaders: requests.connectionHeaders,
+          uniqueHeader: 'idempotency-key',
+        }),
     })
     checkRun(ctx, `pooler ${label}`, service, me)
     checkRun(ctx, `pooler ${label} send`, service, send)
-    return { figures: { me, send }, tenant }
-  } finally {
-    await service.stop()
-  }
+    return { me, send }
+  })
+  return { figures, tenant }
 }
 
 function comparedRow(scenario: string, pooled: Measurement, direct: Measurement) {
   const ratio = pooled.rps / direct.rps
   return {
-    scenario,
-    value: pooled.rps,
-    unit: 'req/s',
-    p50: pooled.p50,
-    p99: pooled.p99,
+    ...measuredRow(scenario, pooled),
     baseline: 'the same, direct',
     baselineValue: direct.rps,
     ratio,

@@ -6,39 +6,27 @@
  */
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
-import { measure } from '../lib/load.js'
-import { checkRun, heading, ratioRow } from '../lib/scenario-helpers.js'
-import { loginStaff, seedTenant } from '../lib/seed.js'
-import { startService } from '../lib/service.js'
+import { heading, ratioRow } from '../lib/scenario-helpers.js'
+import { loginStaff } from '../lib/seed.js'
+import { measureOnFreshService, standardLoad } from '../lib/service-scenario.js'
 import { REFRESH_COOKIE } from '../../lib/auth/cookies.js'
 
 export async function refresh(ctx: BenchContext): Promise<void> {
   heading('POST /v1/refresh')
-  const database = await ctx.database()
-  const service = await startService({ databaseUrl: database.url, jwtSecret: ctx.jwtSecret, name: 'service-refresh' })
-  const tenant = await seedTenant(service.url, database.owner, 64)
-  let measured
-  try {
-    measured = await measure({
-      label: 'POST /v1/refresh',
-      watch: { service: service.pid },
-      spec: async () => {
-        const sessions = await loginStaff(service.url, tenant, benchConfig.connections)
-        return {
-          url: service.url,
-          method: 'POST',
-          path: '/v1/refresh',
-          connections: benchConfig.connections,
-          duration: benchConfig.duration,
-          cookieChain: { name: REFRESH_COOKIE, initial: sessions.map((session) => session.refresh) },
-        }
-      },
-    })
-    checkRun(ctx, 'POST /v1/refresh', service, measured)
-  } finally {
-    await service.stop()
-  }
-  const db = await ctx.baselines.get('db', { databaseUrl: database.url, tenant, jwtSecret: ctx.jwtSecret })
+  const { measured, baselineTarget } = await measureOnFreshService(ctx, {
+    label: 'POST /v1/refresh',
+    name: 'service-refresh',
+    staff: 64,
+    load: async (service, tenant) => async () => {
+      const sessions = await loginStaff(service.url, tenant, benchConfig.connections)
+      return standardLoad(service, {
+        method: 'POST',
+        path: '/v1/refresh',
+        cookieChain: { name: REFRESH_COOKIE, initial: sessions.map((session) => session.refresh) },
+      })
+    },
+  })
+  const db = await ctx.baselines.get('db', baselineTarget)
   ctx.addRow(ratioRow('POST /v1/refresh', measured, db, 0.8, { notes: measured.cpu }))
 }
 

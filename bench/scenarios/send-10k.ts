@@ -5,10 +5,10 @@
  */
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
-import { bodyFile, measure } from '../lib/load.js'
-import { bearer, checkRun, heading } from '../lib/scenario-helpers.js'
-import { loginStaff, seedTenant } from '../lib/seed.js'
-import { startService } from '../lib/service.js'
+import { bodyFile } from '../lib/load.js'
+import { bearer, heading, measuredRow } from '../lib/scenario-helpers.js'
+import { loginStaff } from '../lib/seed.js'
+import { measureOnFreshService } from '../lib/service-scenario.js'
 
 export const RECIPIENTS = 10_000
 
@@ -25,22 +25,15 @@ export function sendBody(recipients: number): string {
 
 export async function send10k(ctx: BenchContext): Promise<void> {
   heading('POST /v1/sms/send, 10,000 recipients')
-  const database = await ctx.database()
-  const service = await startService({
-    databaseUrl: database.url,
-    jwtSecret: ctx.jwtSecret,
+  const { measured } = await measureOnFreshService(ctx, {
+    label: 'POST /v1/sms/send 10k',
     name: 'service-send',
     env: { SVC_SMS_DISPATCHER: 'off' },
-  })
-  let measured
-  try {
-    const tenant = await seedTenant(service.url, database.owner, 4)
-    const [session] = await loginStaff(service.url, tenant, 1)
-    const body = await bodyFile(sendBody(RECIPIENTS))
-    measured = await measure({
-      label: 'POST /v1/sms/send 10k',
-      watch: { service: service.pid },
-      spec: () => ({
+    staff: 4,
+    load: async (service, tenant) => {
+      const [session] = await loginStaff(service.url, tenant, 1)
+      const body = await bodyFile(sendBody(RECIPIENTS))
+      return () => ({
         url: service.url,
         method: 'POST',
         path: '/v1/sms/send',
@@ -50,18 +43,11 @@ export async function send10k(ctx: BenchContext): Promise<void> {
         bodyFile: body,
         uniqueHeader: 'idempotency-key',
         timeoutSeconds: 60,
-      }),
-    })
-    checkRun(ctx, 'POST /v1/sms/send 10k', service, measured)
-  } finally {
-    await service.stop()
-  }
+      })
+    },
+  })
   ctx.addRow({
-    scenario: 'POST /v1/sms/send, 10,000 recipients (1 connection)',
-    value: measured.rps,
-    unit: 'req/s',
-    p50: measured.p50,
-    p99: measured.p99,
+    ...measuredRow('POST /v1/sms/send, 10,000 recipients (1 connection)', measured),
     target: 'median < 1,000 ms',
     met: measured.p50 < 1000 && measured.failures === 0,
     notes: `${(measured.rps * RECIPIENTS).toLocaleString('en', { maximumFractionDigits: 0 })} recipients/s accepted; ${measured.cpu}`,

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { main } from '../lib/cleanup.js'
 import { BenchContext } from '../lib/context.js'
 import { log, runLoad } from '../lib/load.js'
-import { bearer } from '../lib/scenario-helpers.js'
+import { meRequests } from '../lib/scenario-helpers.js'
 import { loginStaff, seedTenant } from '../lib/seed.js'
 import { startService, type RunningProcess } from '../lib/service.js'
 
@@ -80,14 +80,8 @@ await main(async () => {
   try {
     const tenant = await seedTenant(service.url, database.owner, 64)
     const sessions = await loginStaff(service.url, tenant)
-    const spec = (amount: number) => ({
-      url: service.url,
-      method: 'GET' as const,
-      path: '/v1/me',
-      connections: 10,
-      amount,
-      connectionHeaders: sessions.map((session) => bearer(session.access)),
-    })
+    const requests = meRequests(sessions)
+    const spec = (amount: number) => ({ url: service.url, connections: 10, amount, ...requests })
     await runLoad(spec(first))
     const before = await snapshotOf(service, dir, 0)
     log(`snapshot after ${first} requests; RSS ${((await service.rssKiB()) / 1024).toFixed(1)} MiB`)
