@@ -32,13 +32,13 @@ export interface BudgetHit {
 }
 
 /**
- * Counts the request against the address budget and, within it, checks the tenant, session and user and rotates
- * the session's tokens (svc_rotate_session): one statement, one round trip. The refresh token the last rotation
- * replaced, presented within `reuseGraceSeconds` of it, answers REISSUED with the session's current pair. The function learns whether the count
- * is within the budget and, beyond it, answers OVER_BUDGET without reading or writing anything. It is called in
- * FROM: in the select list, `(f(...)).*` would run it once per output column. The
- * statement is its own transaction and binds the tenant itself, so this takes the root handle, not a request
- * transaction; a reuse revocation commits even though the caller then answers with an error.
+ * Checks the address budget and, within it, the tenant, session and user, rotates the session's tokens and counts
+ * the request (svc_rotate_session, db/functions): one statement, one round trip. The refresh token the last rotation
+ * replaced, presented within `reuseGraceSeconds` of it, answers REISSUED with the session's current pair. Beyond the
+ * budget the function answers OVER_BUDGET, reading and writing nothing but the count. It is called in FROM: in the
+ * select list, `(f(...)).*` would run it once per output column. The statement is its own transaction and binds the
+ * tenant itself, so this takes the root handle, not a request transaction; a reuse revocation commits even though
+ * the caller then answers with an error.
  */
 export async function rotateSessionWithinBudget(
   db: Kysely<DB>,
@@ -46,25 +46,23 @@ export async function rotateSessionWithinBudget(
   { presented, next, now, reuseGraceSeconds }: SessionRotation,
 ): Promise<{ hit: BudgetHit; rotation: RotationOutcome | null }> {
   const { rows } = await sql<
-    { hits: number; windowStart: Date; outcome: RotationOutcome['outcome'] | 'OVER_BUDGET'; reason: RevocationReason | null; role: Role | null } & {
-      [K in keyof SessionPair]: SessionPair[K] | null
-    }
+    {
+      budgetHits: number
+      budgetWindowStart: Date
+      outcome: RotationOutcome['outcome'] | 'OVER_BUDGET'
+      reason: RevocationReason | null
+      role: Role | null
+    } & { [K in keyof SessionPair]: SessionPair[K] | null }
   >`
-    with hit as (
-      insert into rate_limit_windows as w (key, window_start, hits)
-      values (${budget.key}, date_trunc('minute', now()), 1)
-      on conflict (key, window_start) do update set hits = w.hits + 1
-      returning hits, window_start
-    )
-    select hit.hits, hit.window_start, r.outcome, r.reason, r.role, r.access_jti, r.access_expires_at, r.refresh_jti,
-           r.refresh_expires_at
-    from hit cross join lateral svc_rotate_session(
+    select r.budget_hits, r.budget_window_start, r.outcome, r.reason, r.role, r.access_jti, r.access_expires_at,
+           r.refresh_jti, r.refresh_expires_at
+    from svc_rotate_session(
       ${presented.tenantId}::bigint, ${presented.tenantSlug}::text, ${presented.sid}::uuid,
       ${presented.userId}::bigint, ${presented.refreshJti}::uuid,
       ${next.accessJti}::uuid, ${next.accessExpiresAt}::timestamptz,
       ${next.refreshJti}::uuid, ${next.refreshExpiresAt}::timestamptz,
-      ${now}::timestamptz, hit.hits <= ${budget.limit}, ${reuseGraceSeconds}::integer) r`.execute(db)
-  const { hits, windowStart, ...rotation } = rows[0]!
-  const hit = { hits, resetsAt: rateWindowEnd(windowStart) }
+      ${now}::timestamptz, ${budget.key}::text, ${budget.limit}::integer, ${reuseGraceSeconds}::integer) r`.execute(db)
+  const { budgetHits, budgetWindowStart, ...rotation } = rows[0]!
+  const hit = { hits: budgetHits, resetsAt: rateWindowEnd(budgetWindowStart) }
   return { hit, rotation: rotation.outcome === 'OVER_BUDGET' ? null : (rotation as RotationOutcome) }
 }

@@ -55,8 +55,10 @@ function verifiedClaims(deps: AuthDeps, refreshToken: string | undefined) {
  * Any older JTI, or that one after the window, is reuse: the session is revoked (committed, not rolled back with the
  * error) and AUTH_016 answers.
  *
- * Every refresh counts against the address budget, first: one without a usable token in a statement of its own
- * (over the budget it answers RATE_LIMITED, not its own error), a usable one inside the rotation statement.
+ * Every refresh counts against the address budget: one without a usable token in a statement of its own (over the
+ * budget it answers RATE_LIMITED, not its own error), a usable one inside the rotation statement, which checks the
+ * budget before anything else and counts last, so refreshes from one address do not queue behind each other's
+ * rotation (db/functions/svc_rotate_session.sql).
  */
 export async function refreshSession(
   deps: AuthDeps,

@@ -29,9 +29,7 @@ describe('POST /v1/refresh cost', () => {
     const first = await signedIn()
     const { result, statements } = await recordStatements(() => refresh(app.current, first.refreshToken))
     expect(result.response.statusCode).toBe(200)
-    const statement = alone(statements)
-    expect(statement).toMatch(/insert into rate_limit_windows/)
-    expect(statement).toMatch(/lateral svc_rotate_session\(/)
+    expect(alone(statements)).toMatch(/from svc_rotate_session\(/)
   })
 
   itPostgres('counts a refresh without a usable token in one statement of its own', async () => {
@@ -45,7 +43,7 @@ describe('POST /v1/refresh cost', () => {
     expect((await refresh(app.current, first.refreshToken)).response.statusCode).toBe(200)
     const { result, statements } = await recordStatements(() => refresh(app.current, first.refreshToken))
     expectProblem(result.response, 401, 'AUTH_016')
-    expect(alone(statements)).toMatch(/lateral svc_rotate_session\(/)
+    expect(alone(statements)).toMatch(/from svc_rotate_session\(/)
     const sid = decodeJwt(first.refreshToken).sid as string
     expect(await owner().selectFrom('sessions').select('sid').where('sid', '=', sid).executeTakeFirst()).toBeUndefined()
     const revocation = await owner().selectFrom('sessionRevocations').select('reason').where('sid', '=', sid).executeTakeFirst()

@@ -1,0 +1,57 @@
+import { sql } from 'kysely'
+import { describe, expect } from 'vitest'
+import { decodeJwt, refresh, until } from '../../auth-fixtures.js'
+import { owner } from '../../fixtures.js'
+import { itPostgres, useTestApp } from '../../helper.js'
+import { portalUser } from './portal-users.js'
+
+/**
+ * Every refresh counts against its address's budget, one counter row per address and minute. Clients behind one
+ * address (a NAT, a carrier gateway) refresh different sessions; none may wait for another's rotation.
+ */
+describe('POST /v1/refresh and the address budget', () => {
+  const app = useTestApp()
+
+  itPostgres('does not make a refresh wait while another session of the same address is still rotating', async () => {
+    const address = `198.51.100.${Math.floor(Math.random() * 250) + 1}`
+    const slow = await (await portalUser(app.current)).signIn()
+    const other = await (await portalUser(app.current)).signIn()
+    const slowSid = decodeJwt(slow.refreshToken).sid as string
+
+    // Hold the slow session's row, as a rotation still running would: its refresh waits inside its statement.
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let locked!: () => void
+    const isLocked = new Promise<void>((resolve) => (locked = resolve))
+    const holder = owner()
+      .transaction()
+      .execute(async (trx) => {
+        await sql`select set_config('app.tenant_id', ${String(decodeJwt(slow.refreshToken).tenant_id)}, true)`.execute(trx)
+        await sql`select 1 from sessions where sid = ${slowSid}::uuid for update`.execute(trx)
+        locked()
+        await released
+      })
+    try {
+      await isLocked
+      const slowRefresh = refresh(app.current, slow.refreshToken, { remoteAddress: address })
+      await until(async () => {
+        const { rows } = await sql<{ waiting: number }>`
+          select count(*)::int as waiting from pg_stat_activity
+          where wait_event_type = 'Lock' and query like '%svc_rotate_session%'`.execute(owner())
+        return rows[0]!.waiting > 0
+      })
+
+      const answered = await Promise.race([
+        refresh(app.current, other.refreshToken, { remoteAddress: address }).then((result) => result.response.statusCode),
+        new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000)),
+      ])
+      expect(answered).toBe(200)
+
+      release()
+      expect((await slowRefresh).response.statusCode).toBe(200)
+    } finally {
+      release()
+      await holder
+    }
+  })
+})
