@@ -184,10 +184,11 @@ describe('extsms provider', () => {
   })
 
   it('treats an unreachable provider as retryable', async () => {
-    const url = fake.url
-    await fake.close()
+    // The replacement starts while the old fake still holds its port, so it cannot be given that port back.
+    const closed = fake
     fake = await startFakeExtSms(credentials)
-    const unreachable = createExtSmsProvider({ ...credentials, baseUrl: url, timeoutMs: 2_000 })
+    await closed.close()
+    const unreachable = createExtSmsProvider({ ...credentials, baseUrl: closed.url, timeoutMs: 2_000 })
 
     expect(await unreachable.send(request([message(0)]))).toMatchObject({
       kind: 'retryable',
@@ -242,8 +243,10 @@ describe('extsms provider', () => {
 
   it('sends 10,000 messages in one call', async () => {
     const messages = Array.from({ length: 10_000 }, (_, index) => message(index))
+    // What is tested is one call carrying them all; on a loaded machine building and parsing it can take over 2 s.
+    const patient = createExtSmsProvider({ ...credentials, baseUrl: fake.url, timeoutMs: 20_000 })
 
-    const result = await provider.send(request(messages))
+    const result = await patient.send(request(messages))
 
     expect(result.kind).toBe('accepted')
     if (result.kind === 'accepted') expect(result.accepted).toHaveLength(10_000)
