@@ -37,9 +37,7 @@ async function runFile(db: Kysely<any>, file: FunctionFile): Promise<void> {
  * function, the helper that protects each new tenant table). The migrator applies the file again at the end.
  */
 export async function defineFunction(db: Kysely<any>, name: string): Promise<void> {
-  const file = functionFiles().find((candidate) => candidate.name === name)
-  if (!file) throw new Error(`db/functions/${name}.sql does not exist`)
-  await runFile(db, file)
+  await runFile(db, { name, text: readFileSync(new URL(`${name}.sql`, FUNCTIONS_DIR), 'utf8') })
 }
 
 export interface AppliedFunctions {

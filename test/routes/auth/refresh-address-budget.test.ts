@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import { describe, expect } from 'vitest'
-import { decodeJwt, refresh, until } from '../../auth-fixtures.js'
+import { decodeJwt, refresh, uniqueAddress, until } from '../../auth-fixtures.js'
 import { owner } from '../../fixtures.js'
-import { itPostgres, useTestApp } from '../../helper.js'
+import { itConcurrent, itPostgres, useTestApp } from '../../helper.js'
 import { portalUser } from './portal-users.js'
 
 /**
@@ -13,7 +13,7 @@ describe('POST /v1/refresh and the address budget', () => {
   const app = useTestApp()
 
   itPostgres('does not make a refresh wait while another session of the same address is still rotating', async () => {
-    const address = `198.51.100.${Math.floor(Math.random() * 250) + 1}`
+    const address = uniqueAddress()
     const slow = await (await portalUser(app.current)).signIn()
     const other = await (await portalUser(app.current)).signIn()
     const slowSid = decodeJwt(slow.refreshToken).sid as string
@@ -53,5 +53,30 @@ describe('POST /v1/refresh and the address budget', () => {
       release()
       await holder
     }
+  })
+
+  describe('a burst from one address', () => {
+    const LIMIT = 2
+    const POOL = 5
+    const limited = useTestApp({ SVC_LOGIN_IP_PER_MINUTE: String(LIMIT), SVC_DB_POOL_MAX: String(POOL) })
+
+    itConcurrent('passes no more than the budget plus the refreshes running at that instant, then refuses', async () => {
+      const sessions = []
+      for (let i = 0; i < 8; i++) sessions.push(await (await portalUser(limited.current)).signIn({ remoteAddress: uniqueAddress() }))
+      const address = uniqueAddress()
+
+      const answers = await Promise.all(
+        sessions.map((session) => refresh(limited.current, session.refreshToken, { remoteAddress: address })),
+      )
+
+      const codes = answers.map((answer) => answer.response.statusCode)
+      expect(codes.every((code) => code === 200 || code === 429)).toBe(true)
+      const passed = codes.filter((code) => code === 200).length
+      expect(passed).toBeGreaterThanOrEqual(LIMIT)
+      // Each statement reads the count before the others add to it, so at most one per connection more.
+      expect(passed).toBeLessThanOrEqual(LIMIT + POOL - 1)
+      const after = await refresh(limited.current, sessions[0]!.refreshToken, { remoteAddress: address })
+      expect(after.response.statusCode).toBe(429)
+    })
   })
 })
