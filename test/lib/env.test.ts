@@ -1,17 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { parseEnv } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, EnvSchema, loadEnv } from '../../lib/env.js'
-
-function problemsOf(source: Record<string, string>): string[] {
-  try {
-    loadEnv(source)
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems
-    throw error
-  }
-  return []
-}
+import { EnvSchema, loadEnv } from '../../lib/env.js'
+import { configProblems } from '../config-problems.js'
 
 describe('configuration', () => {
   it('applies the documented defaults', () => {
@@ -41,7 +32,7 @@ describe('configuration', () => {
   })
 
   it('names every invalid variable in one error', () => {
-    const problems = problemsOf({ PORT: 'eighty', SVC_BCRYPT_COST: '99', SVC_COOKIE_SAMESITE: 'sometimes', DATABASE_URL: 'mysql://x' })
+    const problems = configProblems({ PORT: 'eighty', SVC_BCRYPT_COST: '99', SVC_COOKIE_SAMESITE: 'sometimes', DATABASE_URL: 'mysql://x' })
     for (const name of ['PORT', 'SVC_BCRYPT_COST', 'SVC_COOKIE_SAMESITE', 'DATABASE_URL']) {
       expect(problems.some((problem) => problem.startsWith(`${name}:`))).toBe(true)
     }
@@ -63,28 +54,28 @@ describe('configuration', () => {
       SVC_SMS_PROVIDER: 'mock',
       SVC_SMS_DISPATCHER: 'off',
     })
-    expect(problemsOf({ NODE_ENV: 'PRODUCTION' })).toEqual(['SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)'])
-    expect(problemsOf({ SVC_SMS_PROVIDER: 'ExtSms' })).toContain('SVC_SMS_EXTSMS_API_KEY: required when SVC_SMS_PROVIDER=extsms')
+    expect(configProblems({ NODE_ENV: 'PRODUCTION' })).toEqual(['SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)'])
+    expect(configProblems({ SVC_SMS_PROVIDER: 'ExtSms' })).toContain('SVC_SMS_EXTSMS_API_KEY: required when SVC_SMS_PROVIDER=extsms')
   })
 
   it('names a malformed scheduler cron expression among the other problems at start', () => {
     expect(loadEnv({ SVC_SMS_SCHEDULER_CRON: '0 */2 * * * *' }).SVC_SMS_SCHEDULER_CRON).toBe('0 */2 * * * *')
     for (const bad of ['every 5 seconds', '61 * * * *', '*/5 * * * * * *']) {
-      const problems = problemsOf({ SVC_SMS_SCHEDULER_CRON: bad, PORT: 'eighty' })
+      const problems = configProblems({ SVC_SMS_SCHEDULER_CRON: bad, PORT: 'eighty' })
       expect(problems.map((problem) => problem.split(':')[0]).sort()).toEqual(['PORT', 'SVC_SMS_SCHEDULER_CRON'])
       expect(problems.find((problem) => problem.startsWith('SVC_SMS_SCHEDULER_CRON:'))).toContain(JSON.stringify(bad))
     }
   })
 
   it('refuses a short JWT secret and requires one in production', () => {
-    expect(problemsOf({ SVC_JWT_SECRET: 'short' })[0]).toMatch(/^SVC_JWT_SECRET:/)
-    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
+    expect(configProblems({ SVC_JWT_SECRET: 'short' })[0]).toMatch(/^SVC_JWT_SECRET:/)
+    expect(configProblems({ NODE_ENV: 'production' })).toEqual([
       'SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)',
     ])
   })
 
   it('names each missing extsms credential', () => {
-    const problems = problemsOf({ SVC_SMS_PROVIDER: 'extsms', SVC_SMS_EXTSMS_API_KEY: 'key' })
+    const problems = configProblems({ SVC_SMS_PROVIDER: 'extsms', SVC_SMS_EXTSMS_API_KEY: 'key' })
     expect(problems).toEqual([
       'SVC_SMS_EXTSMS_API_SECRET: required when SVC_SMS_PROVIDER=extsms',
       'SVC_SMS_EXTSMS_BASE_URL: required when SVC_SMS_PROVIDER=extsms',
