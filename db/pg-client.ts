@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { SyncedBatch, type BatchOutcome, type BatchStatement } from './synced-batch.js'
 import { ENDS_READ_ONLY_TRANSACTION, PLANNED_PER_EXECUTION, SENT_WITH_NEXT, StatementNames } from './statement-cache.js'
 
 // What Kysely reads from the answer to `begin` (nothing but that it arrived).
@@ -41,14 +42,19 @@ export interface ServiceClientConfig extends pg.ClientConfig {
 const quoteIdentifier = (name: string) => `"${name.replaceAll('"', '""')}"`
 
 /**
- * The first message of every runtime transaction: one simple query, so the role and the time limit ride in the
- * same write as the transaction's first statement and cost no round trip. Both are `local`: they end with the
- * transaction, so a transaction pooler may hand the server connection to anyone afterwards.
+ * The statements that open every transaction: `begin` and, on a runtime pool, the role and the time limit, both
+ * `local`: they end with the transaction, so a transaction pooler may hand the server connection to anyone
+ * afterwards. They are held and written with the transaction's first statement in one SyncedBatch, so they cost no
+ * round trip. Plain SET statements rather than one `select set_config(...)`: a utility statement is parsed and run
+ * without planning, which is what it costs on every transaction where nothing is prepared (behind a pooler).
  */
-function beginText(runtime: RuntimeSession | undefined, begin: string): string {
-  if (!runtime) return begin
-  const timeout = Math.trunc(runtime.statementTimeoutMs)
-  return `${begin}; set local role ${quoteIdentifier(runtime.role)}; set local statement_timeout = ${timeout}`
+function beginStatements(runtime: RuntimeSession | undefined, begin: string): QueryArgs[] {
+  if (!runtime) return [[begin, []]]
+  return [
+    [begin, []],
+    [`set local role ${quoteIdentifier(runtime.role)}`, []],
+    [`set local statement_timeout = ${Math.trunc(runtime.statementTimeoutMs)}`, []],
+  ]
 }
 
 // What Kysely sends to open a transaction: `begin`, or with an access mode `start transaction read only`.
@@ -62,17 +68,18 @@ const endsTransaction = (text: string) => text === 'commit' || text === 'rollbac
  * It keeps no session state on a server connection, so a transaction pooler (PgBouncer `pool_mode=transaction`)
  * may give each transaction to any server connection:
  * - On a runtime pool, every transaction switches to the runtime role and sets its statement timeout inside itself
- *   (`beginText`), and a statement sent outside a transaction is wrapped in one (begin, role, statement, commit,
- *   in one write). So even a login role that is the owner or a superuser never runs a query outside RLS.
+ *   (`beginStatements`), and a statement sent outside a transaction is wrapped in one (begin, role, statement,
+ *   commit, in one batch). So even a login role that is the owner or a superuser never runs a query outside RLS.
  * - Named statements are used only when `preparedStatements` allows it.
  *
  * Round trips are most of a request's cost here, so it saves two kinds:
  * - A parameterised statement is prepared once per connection and then only bound and executed (StatementNames),
  *   unless it ends with PLANNED_PER_EXECUTION or prepared statements are off.
  * - A transaction's `begin`, and a statement that ends with SENT_WITH_NEXT (the request scope), are not round trips
- *   of their own. The client answers them at once and holds them back, then writes them in one packet with the
- *   transaction's next statement (pipeline mode keeps the order and the answers come back together). Every
- *   tenant request starts with `begin` and the scope statement, so each saves two round trips. Nothing held
+ *   of their own. The client answers them at once and holds them back, then writes them with the transaction's
+ *   next statement as one SyncedBatch (db/synced-batch.ts): one write, one Sync, so the server answers them all
+ *   with one flush and a pooler forwards one answer. Every tenant request starts with `begin` and the scope
+ *   statement, so each saves two round trips. Nothing held
  *   reaches the server before that next statement, so held statements dropped on release (see `createPool`)
  *   leave no transaction behind.
  *
@@ -84,8 +91,8 @@ const endsTransaction = (text: string) => text === 'commit' || text === 'rollbac
 export class ServiceClient extends pg.Client {
   readonly #statements: StatementNames | null
   readonly #runtime: RuntimeSession | undefined
-  readonly #begin: string
-  readonly #beginReadOnly: string
+  readonly #begin: QueryArgs[]
+  readonly #beginReadOnly: QueryArgs[]
   readonly #onStatementError: ((error: unknown) => void) | undefined
   #held: QueryArgs[] = []
   #inTransaction = false
@@ -99,13 +106,19 @@ export class ServiceClient extends pg.Client {
     super(config)
     this.#statements = config.preparedStatements === false ? null : new StatementNames()
     this.#runtime = config.runtime
-    this.#begin = beginText(config.runtime, 'begin')
-    this.#beginReadOnly = beginText(config.runtime, 'begin read only')
+    this.#begin = beginStatements(config.runtime, 'begin')
+    this.#beginReadOnly = beginStatements(config.runtime, 'begin read only')
     this.#onStatementError = config.onStatementError
     // A connection that breaks while checked out (the server went away, or a read timeout destroyed it) reports
     // the failure on its queries; the pool drops it on release because it is no longer queryable. Without this
     // listener pg re-emits the break as an 'error' nobody handles, which would end the process.
     this.on('error', () => undefined)
+    // pg records a named statement as prepared when its own query's Parse is confirmed; a batch parses several,
+    // so the confirmations of a batch's Parses go to the batch (pg's private active-query accessor, pinned pg).
+    this.connection.on('parseComplete', () => {
+      const active = (this as unknown as { _getActiveQuery(): unknown })._getActiveQuery()
+      if (active instanceof SyncedBatch) active.handleParseComplete()
+    })
   }
 
   // pg's query() has many overloads; only the (text, values[, callback]) form Kysely uses is intercepted.
@@ -127,7 +140,7 @@ export class ServiceClient extends pg.Client {
       if (isBegin(text) && values.length === 0) {
         this.#inTransaction = true
         this.#readOnly = text === READ_ONLY_BEGIN
-        this.#held.push([this.#readOnly ? this.#beginReadOnly : this.#begin, []])
+        for (const statement of this.#readOnly ? this.#beginReadOnly : this.#begin) this.#held.push(this.#prepared(statement))
         return Promise.resolve(HELD_BEGIN) as never
       }
       if (text.endsWith(SENT_WITH_NEXT) && this.#inTransaction) {
@@ -167,7 +180,7 @@ export class ServiceClient extends pg.Client {
   }
 
   /**
-   * A read-only transaction's last statement: what is held, the statement and `commit` in one write, so the
+   * A read-only transaction's last statement: what is held, the statement and `commit` in one SyncedBatch, so the
    * transaction ends with the statement's answer. A read-only transaction changed nothing, so ending it early
    * cannot commit anything its owner might still want undone.
    */
@@ -175,22 +188,16 @@ export class ServiceClient extends pg.Client {
     const held = this.#held
     this.#held = []
     this.#inTransaction = false
-    const stream = this.connection.stream
-    stream.cork()
-    let answers: Promise<unknown>[]
-    try {
-      answers = [...held, args, ['commit', []]].map((statement) => this.#send(statement) as Promise<unknown>)
-    } finally {
-      stream.uncork()
-    }
-    const outcomes = await Promise.allSettled(answers)
-    const answered = outcomes[held.length]!
-    // The first failure is the cause (a refused scope aborts the transaction; later statements only echo it).
+    const outcomes = await this.#sendBatch([...held, args, ['commit', []]])
+    // The first failure is the cause (a refused scope aborts the transaction; the server skips what follows).
     const failure = this.#aborted ?? firstFailure(outcomes)
     this.#aborted = null
     this.#ended = { error: failure?.error ?? null }
-    if (failure) throw failure.error
-    return (answered as PromiseFulfilledResult<unknown>).value
+    if (failure) {
+      await this.#endSkippedTransaction(outcomes)
+      throw failure.error
+    }
+    return (outcomes[held.length] as Answered).result
   }
 
   /** The owner's commit or rollback of a transaction a statement already ended; anything else is a bug. */
@@ -210,47 +217,70 @@ export class ServiceClient extends pg.Client {
     throw error
   }
 
-  /** A lone statement on a runtime connection: begin (role, timeout), the statement and commit in one write. */
+  /** A lone statement on a runtime connection: begin (role, timeout), the statement and commit in one batch. */
   async #sendInOwnTransaction(args: QueryArgs): Promise<unknown> {
-    const stream = this.connection.stream
-    stream.cork()
-    let answers: Promise<unknown>[]
-    try {
-      answers = [this.#send([this.#begin, []]), this.#send(args), this.#send(['commit', []])] as Promise<unknown>[]
-    } finally {
-      stream.uncork()
+    const begin = this.#begin.map((statement) => this.#prepared(statement))
+    const outcomes = await this.#sendBatch([...begin, args, ['commit', []]])
+    const failure = firstFailure(outcomes)
+    if (failure) {
+      await this.#endSkippedTransaction(outcomes)
+      throw failure.error
     }
-    const [begun, answered, committed] = await Promise.allSettled(answers)
-    for (const outcome of [begun!, answered!, committed!]) if (outcome.status === 'rejected') throw outcome.reason
-    return (answered as PromiseFulfilledResult<unknown>).value
+    return (outcomes[begin.length] as Answered).result
   }
 
   async #sendAfterHeld(args: QueryArgs, text: string): Promise<unknown> {
     const held = this.#held
     this.#held = []
-    if (endsTransaction(text)) this.#inTransaction = false
-    const stream = this.connection.stream
-    stream.cork()
-    let heldAnswers: Promise<unknown>[]
-    let answered: Promise<unknown>
-    try {
-      heldAnswers = held.map((statement) => this.#send(statement) as Promise<unknown>)
-      answered = this.#send(args) as Promise<unknown>
-    } finally {
-      stream.uncork()
+    const ends = endsTransaction(text)
+    if (ends) this.#inTransaction = false
+    let answer: BatchOutcome
+    let failed: { error: unknown } | null = null
+    if (held.length === 0) {
+      // Only a failure reported earlier is pending: the statement goes alone.
+      answer = await (this.#send(args) as Promise<pg.QueryResult>).then(
+        (result): BatchOutcome => ({ status: 'answered', result }),
+        (error: unknown): BatchOutcome => ({ status: 'failed', error }),
+      )
+    } else {
+      const outcomes = await this.#sendBatch([...held, args])
+      answer = outcomes[held.length]!
+      failed = firstFailure(outcomes.slice(0, held.length))
+      if (ends) await this.#endSkippedTransaction(outcomes)
     }
-    // Every answer is in before the caller hears of any (a commit must have ended the transaction when it fails).
-    const [answer, ...heldOutcomes] = await Promise.allSettled([answered, ...heldAnswers])
-    const failed = heldOutcomes.find((outcome) => outcome.status === 'rejected')
-    if (failed) this.#aborted = { error: failed.reason }
+    if (failed) this.#aborted = failed
     const aborted = this.#aborted
-    if (endsTransaction(text)) this.#aborted = null
+    if (ends) this.#aborted = null
     // A rollback after the failure was reported is the caller cleaning up: it succeeds like any rollback.
     if (!aborted || (text === 'rollback' && !failed)) {
-      if (answer!.status === 'rejected') throw answer!.reason
-      return answer!.value
+      if (answer.status === 'answered') return answer.result
+      throw answer.status === 'failed' ? answer.error : new Error('statement skipped after a failure')
     }
     throw aborted.error
+  }
+
+  /**
+   * Writes `statements` as one SyncedBatch and waits for every answer. Never rejects: a connection that breaks
+   * (or a read timeout) fails every statement with its error.
+   */
+  #sendBatch(statements: QueryArgs[]): Promise<BatchOutcome[]> {
+    const batch = new SyncedBatch(statements.map(batchStatement))
+    return new Promise((resolve) => {
+      batch.callback = (error, outcomes) => {
+        resolve(error || !outcomes ? statements.map((): BatchOutcome => ({ status: 'failed', error })) : outcomes)
+      }
+      this.#send([batch])
+    })
+  }
+
+  /**
+   * A batch whose `commit` or `rollback` the server skipped (an earlier statement failed) has left its transaction
+   * open and aborted on the connection: roll it back now, so the connection (and behind a transaction pooler, the
+   * server connection) is free again. A rollback with no transaction open only draws a warning.
+   */
+  async #endSkippedTransaction(outcomes: BatchOutcome[]): Promise<void> {
+    if (outcomes[outcomes.length - 1]?.status !== 'skipped') return
+    await (this.#send(['rollback', []]) as Promise<unknown>).catch(() => undefined)
   }
 
   #prepared(args: QueryArgs): QueryArgs {
@@ -266,7 +296,17 @@ export class ServiceClient extends pg.Client {
   }
 }
 
-function firstFailure(outcomes: PromiseSettledResult<unknown>[]): { error: unknown } | null {
-  const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
-  return failed ? { error: failed.reason } : null
+type Answered = Extract<BatchOutcome, { status: 'answered' }>
+
+function firstFailure(outcomes: BatchOutcome[]): { error: unknown } | null {
+  const failed = outcomes.find((outcome) => outcome.status === 'failed')
+  return failed?.status === 'failed' ? { error: failed.error } : null
+}
+
+/** A statement as the client holds it ([text, values] or, prepared, [{ name, text, values }]) for a batch. */
+function batchStatement(args: QueryArgs): BatchStatement {
+  const [first, values] = args
+  if (typeof first === 'string') return { text: first, values: (values as unknown[] | undefined) ?? [] }
+  const { name, text, values: bound } = first as { name: string; text: string; values: unknown[] }
+  return { name, text, values: bound }
 }

@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { vi } from 'vitest'
+import { SyncedBatch } from '../db/synced-batch.js'
 
 export interface RecordedQuery {
   text: string
@@ -9,10 +10,22 @@ export interface RecordedQuery {
 }
 
 /**
- * How every runtime transaction opens (db/pg-client.ts): the role and the statement timeout are set inside it, in
- * the same message as `begin` (`begin read only` for a GET), never on the connection.
+ * How every runtime transaction opens (db/pg-client.ts): `begin` (`begin read only` for a GET), then the role and
+ * the statement timeout set inside it, never on the connection; both travel in one batch with what follows.
  */
-export const RUNTIME_BEGIN = /^begin( read only)?; set local role "svc_app"; set local statement_timeout = \d+$/
+export const RUNTIME_BEGIN = /^begin( read only)?$/
+export const RUNTIME_ROLE = 'set local role "svc_app"'
+export const RUNTIME_TIMEOUT = /^set local statement_timeout = \d+$/
+
+/** What one call of pg's `query()` sends: its statement, or every statement of a SyncedBatch (db/synced-batch.ts). */
+export function statementsOf(args: unknown[]): RecordedQuery[] {
+  const first = args[0] as string | SyncedBatch | { text: string; values?: unknown[]; name?: string }
+  if (first instanceof SyncedBatch) {
+    return first.statements.map(({ text, values, name }) => ({ text, values, ...(name ? { name } : {}) }))
+  }
+  if (typeof first === 'string') return [{ text: first, values: Array.isArray(args[1]) ? args[1] : [] }]
+  return [{ text: first.text, values: first.values ?? [], ...(first.name ? { name: first.name } : {}) }]
+}
 
 /**
  * The once-a-minute purge (plugins/maintenance.ts) runs in every app of the worker, so it may land in the middle of
@@ -31,6 +44,8 @@ function withoutMaintenance(queries: RecordedQuery[]): RecordedQuery[] {
       kept.push(query)
       continue
     }
+    if (kept.length > 0 && RUNTIME_TIMEOUT.test(kept[kept.length - 1]!.text)) kept.pop()
+    if (kept.length > 0 && kept[kept.length - 1]!.text === RUNTIME_ROLE) kept.pop()
     if (kept.length > 0 && RUNTIME_BEGIN.test(kept[kept.length - 1]!.text)) kept.pop()
     if (queries[index + 1]?.text === 'commit') index++
   }
@@ -45,12 +60,7 @@ export async function recordQueries<T>(work: () => Promise<T>): Promise<{ result
   const queries: RecordedQuery[] = []
   const query = pg.Client.prototype.query
   const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    const first = args[0] as string | { text: string; values?: unknown[]; name?: string }
-    queries.push(
-      typeof first === 'string'
-        ? { text: first, values: Array.isArray(args[1]) ? args[1] : [] }
-        : { text: first.text, values: first.values ?? [], ...(first.name ? { name: first.name } : {}) },
-    )
+    queries.push(...statementsOf(args))
     return (query as (...forwarded: unknown[]) => unknown).apply(this, args)
   } as typeof query)
   try {

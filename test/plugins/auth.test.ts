@@ -12,7 +12,7 @@ import { STAFF_ROLES } from '../../plugins/auth.js'
 import { decodeJwt, expectProblem, insertUserWithPassword, login, signJwt, type AuthResult } from '../auth-fixtures.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
 import { TEST_JWT_SECRET, buildAppWith, itPostgres } from '../helper.js'
-import { recordQueries, RUNTIME_BEGIN } from '../statement-recorder.js'
+import { recordQueries, RUNTIME_ROLE, RUNTIME_TIMEOUT, statementsOf } from '../statement-recorder.js'
 
 describe('isAuthSkipped', () => {
   it.each(AUTH_SKIP_PREFIXES.flatMap((prefix) => [prefix, `${prefix}/`, `${prefix}/deeper/path`, `${prefix}?x=1`, `${prefix}/x?next=/v1/me`]))(
@@ -345,10 +345,7 @@ describe('auth plugin', () => {
       expect((await app.inject({ method: 'GET', url: '/test/statements', headers: bearer })).statusCode).toBe(200)
       const query = pg.Client.prototype.query
       vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-        if (recording) {
-          const first = args[0] as string | { text: string }
-          statements.push(typeof first === 'string' ? first : first.text)
-        }
+        if (recording) statements.push(...statementsOf(args).map((recorded) => recorded.text))
         return (query as (...a: unknown[]) => unknown).apply(this, args)
       } as typeof query)
       // app.inject uses no socket: every socket write here goes to PostgreSQL.
@@ -361,14 +358,13 @@ describe('auth plugin', () => {
         recording = false
       }
       expect(seenByHandler).toEqual([])
-      expect(statements).toHaveLength(4)
-      // The role and the statement timeout are set inside the transaction, with its begin; a GET only reads.
-      expect(statements[0]).toMatch(RUNTIME_BEGIN)
-      expect(statements[0]).toMatch(/^begin read only;/)
+      expect(statements).toHaveLength(6)
+      // The role and the statement timeout are set inside the transaction, after its begin; a GET only reads.
+      expect(statements.slice(0, 3)).toEqual(['begin read only', RUNTIME_ROLE, expect.stringMatching(RUNTIME_TIMEOUT)])
       // svc_request_scope binds the tenant and checks revocation and status (test/db/request-scope.test.ts).
-      expect(statements[1]).toMatch(/^select svc_request_scope\(\$1::bigint, \$2::uuid, \$3::bigint\)/)
-      expect(statements[2]).toMatch(/^select \$1::int as probe/)
-      expect(statements[3]).toMatch(/^commit$/i)
+      expect(statements[3]).toMatch(/^select svc_request_scope\(\$1::bigint, \$2::uuid, \$3::bigint\)/)
+      expect(statements[4]).toMatch(/^select \$1::int as probe/)
+      expect(statements[5]).toMatch(/^commit$/i)
       // begin, scope and the handler's statement in one write; the commit in another.
       expect(writes.reduce((sum, spy) => sum + spy.mock.calls.length, 0)).toBe(2)
     })
@@ -383,7 +379,9 @@ describe('auth plugin', () => {
       })
       expect(response.answer.json()).toMatchObject({ id: user.id })
       expect(queries.map((query) => query.text)).toEqual([
-        expect.stringMatching(/^begin read only;/),
+        'begin read only',
+        RUNTIME_ROLE,
+        expect.stringMatching(RUNTIME_TIMEOUT),
         expect.stringMatching(/^select svc_request_scope\(/),
         expect.stringMatching(/^select \* from svc_current_user\(\$1::bigint\)/),
         'commit',

@@ -90,7 +90,9 @@ describe('GET /actuator/health/liveness and /actuator/health/readiness', () => {
     const mixed = await buildService(env, database)
     try {
       const session = await connectionOf(() => sql`select 1`.execute(database.db))
-      await sessionQuery(session, 'prepare svc_0 as select 1')
+      // The connection has named what it prepared so far svc_0, svc_1, ...; the next name is the one to take.
+      const prepared = Object.keys((session as unknown as { connection: { parsedStatements: object } }).connection.parsedStatements)
+      await sessionQuery(session, `prepare svc_${prepared.length} as select 1`)
 
       const login = await mixed.inject({ method: 'POST', url: '/v1/login', payload: { userLoginId: 'x', password: 'Wrong-password-1', customId: 'y' } })
       expectProblem(login, 503, 'SERVICE_UNAVAILABLE')

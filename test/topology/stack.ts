@@ -141,7 +141,7 @@ export async function startStack(): Promise<Stack> {
     // server connection serves transactions of many client connections, as in production. Session mode needs one
     // per client connection.
     const mode = poolMode()
-    const bouncer = await startPgBouncer({ dir, server, database, mode, poolSize: mode === 'transaction' ? 4 : 20 })
+    const bouncer = await startPgBouncer({ dir, server, database, mode, poolSize: mode === 'transaction' ? 4 : 20, serverCheckDelaySeconds: 0 })
     children.push(bouncer.child)
     cleanups.push(() => bouncer.child.stop('SIGINT'))
 

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, vi } from 'vitest'
 import { insertUserWithPassword, login, registerOwner, registerStudent } from '../../auth-fixtures.js'
 import { createTenant, owner } from '../../fixtures.js'
 import { buildTestApp, itPostgres } from '../../helper.js'
-import { RUNTIME_BEGIN } from '../../statement-recorder.js'
+import { RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT, statementsOf } from '../../statement-recorder.js'
 
 /**
  * Every statement of a login takes CPU from its bcrypt comparison (the login benchmark runs at the bcrypt ceiling),
@@ -20,10 +20,7 @@ describe('POST /v1/login statements', () => {
     app = await buildTestApp()
     const query = pg.Client.prototype.query
     vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      if (recording) {
-        const first = args[0] as string | { text: string }
-        statements.push((typeof first === 'string' ? first : first.text).replace(/\s+/g, ' ').trim())
-      }
+      if (recording) statements.push(...statementsOf(args).map((recorded) => recorded.text.replace(/\s+/g, ' ').trim()))
       return (query as (...a: unknown[]) => unknown).apply(this, args)
     } as typeof query)
   })
@@ -51,23 +48,31 @@ describe('POST /v1/login statements', () => {
     // Lone statements run in a transaction of their own that sets the role: begin, statement, commit in one write.
     expect(sent).toEqual([
       expect.stringMatching(RUNTIME_BEGIN),
+      RUNTIME_ROLE,
+      expect.stringMatching(RUNTIME_TIMEOUT),
       expect.stringMatching(/^insert into rate_limit_windows /),
       expect.stringMatching(/^commit$/i),
       expect.stringMatching(RUNTIME_BEGIN),
+      RUNTIME_ROLE,
+      expect.stringMatching(RUNTIME_TIMEOUT),
       expect.stringMatching(/^select \* from svc_login_admit\(/),
       expect.stringMatching(/^commit$/i),
       expect.stringMatching(RUNTIME_BEGIN),
+      RUNTIME_ROLE,
+      expect.stringMatching(RUNTIME_TIMEOUT),
       expect.stringMatching(tenantScope),
       expect.stringMatching(/"password_hash" from "users" where/),
       expect.stringMatching(/^commit$/i),
       expect.stringMatching(RUNTIME_BEGIN),
+      RUNTIME_ROLE,
+      expect.stringMatching(RUNTIME_TIMEOUT),
       expect.stringMatching(tenantScope),
       expect.stringMatching(/^select user_role, user_status from svc_login_open_session\(/),
       expect.stringMatching(/^commit$/i),
     ])
   }
 
-  itPostgres('sends 10 statements (14 with the transactions of lone statements) for a portal login that replaces a session', async () => {
+  itPostgres('sends 10 statements (22 with the transactions of lone statements) for a portal login that replaces a session', async () => {
     const tenant = await createTenant()
     const user = await insertUserWithPassword(tenant)
     const credentials = { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }
@@ -81,7 +86,7 @@ describe('POST /v1/login statements', () => {
     expect(await owner().selectFrom('sessions').select('sid').where('userId', '=', user.id).execute()).toHaveLength(1)
   })
 
-  itPostgres('sends 10 statements (14 with the transactions of lone statements) for a root login through the owner directory', async () => {
+  itPostgres('sends 10 statements (22 with the transactions of lone statements) for a root login through the owner directory', async () => {
     const registered = await registerOwner(app)
     let status = 0
     const sent = await recorded(async () => {

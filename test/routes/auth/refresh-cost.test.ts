@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { decodeJwt, expectProblem, refresh } from '../../auth-fixtures.js'
 import { owner } from '../../fixtures.js'
 import { itPostgres, useTestApp } from '../../helper.js'
-import { recordStatements, RUNTIME_BEGIN } from '../../statement-recorder.js'
+import { recordStatements, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '../../statement-recorder.js'
 import { portalUser } from './portal-users.js'
 
 describe('POST /v1/refresh cost', () => {
@@ -19,10 +19,10 @@ describe('POST /v1/refresh cost', () => {
   // A lone statement still runs in a transaction that sets the role (db/pg-client.ts): begin, the statement and
   // commit leave in one write.
   const alone = (statements: string[]) => {
-    expect(statements).toHaveLength(3)
-    expect(statements[0]).toMatch(RUNTIME_BEGIN)
-    expect(statements[2]).toBe('commit')
-    return statements[1]
+    expect(statements).toHaveLength(5)
+    expect(statements.slice(0, 3)).toEqual([expect.stringMatching(RUNTIME_BEGIN), RUNTIME_ROLE, expect.stringMatching(RUNTIME_TIMEOUT)])
+    expect(statements[4]).toBe('commit')
+    return statements[3]
   }
 
   itPostgres('counts the address budget and rotates in one statement', async () => {
