@@ -41,7 +41,7 @@ export const SENT_WITH_NEXT = '/* sent with the next statement */'
 
 /**
  * The closing comment of a read that ends its transaction: in a read-only transaction (`start transaction read
- * only`, every GET) the pg client writes the transaction's `commit` in the same packet as this statement, so the
+ * only`, every GET) the pg client writes the transaction's `commit` in the same batch as this statement, so the
  * request needs one round trip in all (db/pg-client.ts). Elsewhere the comment changes nothing. Nothing may run
  * in the transaction after it; its commit and rollback are then answered by the client. Add it with
  * `.modifyEnd(endsReadOnlyTransaction)` to a statement that is the last of every transaction it runs in.
