@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest'
 import { createPool } from '../../db/database.js'
 import { MAX_PREPARED_PER_CONNECTION, PLANNED_PER_EXECUTION, SENT_WITH_NEXT } from '../../db/statement-cache.js'
 import { describePostgres, itPostgres } from '../helper.js'
+import { transactionStatus, withPoolConnection } from './pool-connection.js'
 
 // The pg driver's own behaviour; the embedded store has no pg driver.
 describePostgres('the service pg client', () => {
@@ -15,17 +16,8 @@ describePostgres('the service pg client', () => {
   // Socket spies count what a test writes; none may outlive it.
   afterEach(() => vi.restoreAllMocks())
 
-  /** Runs `use` on the pool's connection and gives the connection back, whatever happens. */
-  async function withConnection(use: (client: pg.PoolClient) => Promise<void>): Promise<void> {
-    const client = await pool.connect()
-    try {
-      await use(client)
-    } finally {
-      client.release()
-    }
-  }
-
-  const inTransaction = (client: pg.PoolClient) => (client as unknown as { getTransactionStatus(): string }).getTransactionStatus()
+  const withConnection = (use: (client: pg.PoolClient) => Promise<void>) => withPoolConnection(pool, use)
+  const inTransaction = transactionStatus
 
   itPostgres('sends a transaction’s begin in one write with its first statement, and nothing before it', async () => {
     await withConnection(async (client) => {

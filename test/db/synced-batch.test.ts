@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest'
 import { APP_ROLE, createPool } from '../../db/database.js'
 import { ENDS_READ_ONLY_TRANSACTION, SENT_WITH_NEXT } from '../../db/statement-cache.js'
 import { describePostgres, itPostgres } from '../helper.js'
+import { transactionStatus, withPoolConnection } from './pool-connection.js'
 
 /**
  * db/synced-batch.ts as the service pg client uses it (db/pg-client.ts): what a transaction holds back leaves with
@@ -18,16 +19,8 @@ describePostgres('statements written as one synced batch', () => {
   afterAll(() => pool.end())
   afterEach(() => vi.restoreAllMocks())
 
-  async function withConnection(use: (client: pg.PoolClient) => Promise<void>): Promise<void> {
-    const client = await pool.connect()
-    try {
-      await use(client)
-    } finally {
-      client.release()
-    }
-  }
-
-  const status = (client: pg.PoolClient) => (client as unknown as { getTransactionStatus(): string }).getTransactionStatus()
+  const withConnection = (use: (client: pg.PoolClient) => Promise<void>) => withPoolConnection(pool, use)
+  const status = transactionStatus
   /** Counts the server's ReadyForQuery messages: one per Sync, each a flush on the server and a packet back. */
   function countReadyForQuery(client: pg.PoolClient): () => number {
     let count = 0
