@@ -45,7 +45,8 @@ const quoteIdentifier = (name: string) => `"${name.replaceAll('"', '""')}"`
  * The statements that open every transaction: `begin` and, on a runtime pool, the role and the time limit, both
  * `local`: they end with the transaction, so a transaction pooler may hand the server connection to anyone
  * afterwards. They are held and written with the transaction's first statement in one SyncedBatch, so they cost no
- * round trip. Plain SET statements rather than one `select set_config(...)`: a utility statement is parsed and run
+ * round trip. They take no parameters, so they are never prepared. Plain SET statements rather than one
+ * `select set_config(...)`: a utility statement is parsed and run
  * without planning, which is what it costs on every transaction where nothing is prepared (behind a pooler).
  */
 function beginStatements(runtime: RuntimeSession | undefined, begin: string): QueryArgs[] {
@@ -140,7 +141,7 @@ export class ServiceClient extends pg.Client {
       if (isBegin(text) && values.length === 0) {
         this.#inTransaction = true
         this.#readOnly = text === READ_ONLY_BEGIN
-        for (const statement of this.#readOnly ? this.#beginReadOnly : this.#begin) this.#held.push(this.#prepared(statement))
+        this.#held.push(...(this.#readOnly ? this.#beginReadOnly : this.#begin))
         return Promise.resolve(HELD_BEGIN) as never
       }
       if (text.endsWith(SENT_WITH_NEXT) && this.#inTransaction) {
@@ -219,7 +220,7 @@ export class ServiceClient extends pg.Client {
 
   /** A lone statement on a runtime connection: begin (role, timeout), the statement and commit in one batch. */
   async #sendInOwnTransaction(args: QueryArgs): Promise<unknown> {
-    const begin = this.#begin.map((statement) => this.#prepared(statement))
+    const begin = this.#begin
     const outcomes = await this.#sendBatch([...begin, args, ['commit', []]])
     const failure = firstFailure(outcomes)
     if (failure) {

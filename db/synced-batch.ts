@@ -147,11 +147,11 @@ export class SyncedBatch extends (pg.Query as unknown as new (config: { text: st
   }
 
   handleError(error: unknown): void {
-    this.#settle(null, this.#outcomes(error))
+    this.#settle(this.#outcomes(error))
   }
 
   handleReadyForQuery(): void {
-    this.#settle(null, this.#outcomes(null))
+    this.#settle(this.#outcomes(null))
   }
 
   #outcomes(error: unknown): BatchOutcome[] {
@@ -164,11 +164,11 @@ export class SyncedBatch extends (pg.Query as unknown as new (config: { text: st
     })
   }
 
-  #settle(error: unknown, outcomes: BatchOutcome[]): void {
+  #settle(outcomes: BatchOutcome[]): void {
     if (this.#settled) return
     this.#settled = true
     // Names whose Parse the server skipped or refused are not prepared: the next use must parse them again.
     for (const name of this.#parsing.splice(0)) if (name) delete this.#connection?.submittedNamedStatements[name]
-    this.callback(error, outcomes)
+    this.callback(null, outcomes)
   }
 }

@@ -38,8 +38,6 @@ begin
   return query select * from svc_current_user(p_user_id);
 end $$;
 grant execute on function svc_me_probe(bigint, uuid, bigint, text) to svc_app;
-grant execute on function svc_request_scope(bigint, uuid, bigint) to public;
-grant execute on function svc_current_user(bigint) to public;
 `)
 await owner.end()
 

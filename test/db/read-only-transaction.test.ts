@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, inject, vi } from 'vitest'
 import { createPool } from '../../db/database.js'
 import { ENDS_READ_ONLY_TRANSACTION, SENT_WITH_NEXT } from '../../db/statement-cache.js'
 import { describePostgres, itPostgres } from '../helper.js'
+import { transactionStatus } from './pool-connection.js'
 
 /**
  * db/pg-client.ts: a read-only transaction's last read (ENDS_READ_ONLY_TRANSACTION) carries the transaction's commit
@@ -18,7 +19,7 @@ describePostgres('a read-only transaction ended by its last read', () => {
 
   const READ_ONLY = 'start transaction read only'
   const last = (text: string) => `${text} ${ENDS_READ_ONLY_TRANSACTION}`
-  const status = (client: pg.PoolClient) => (client as unknown as { getTransactionStatus(): string }).getTransactionStatus()
+  const status = transactionStatus
 
   async function withClient(fn: (client: pg.PoolClient, writes: () => number) => Promise<void>) {
     const client = await pool.connect()

@@ -85,6 +85,26 @@ describePostgres('statements written as one synced batch', () => {
     })
   })
 
+  itPostgres('fails the statement whose row pg cannot read, and still ends the transaction it began', async () => {
+    await withConnection(async (client) => {
+      // A type parser that throws, as a broken custom parser would; only this connection, only the point type.
+      const POINT = 600 as Parameters<pg.PoolClient['setTypeParser']>[0]
+      client.setTypeParser(POINT, 'text', () => {
+        throw new Error('unreadable point')
+      })
+      try {
+        await client.query('start transaction read only', [])
+        await client.query(`select set_config('app.tenant_id', $1, true) ${SENT_WITH_NEXT}`, ['7'])
+        await expect(client.query(`select point($1, 2) as p ${ENDS_READ_ONLY_TRANSACTION}`, [1])).rejects.toThrow(/unreadable point/)
+        await expect(client.query('commit', [])).rejects.toThrow(/unreadable point/)
+        expect(status(client)).toBe('I')
+      } finally {
+        client.setTypeParser(POINT, 'text', (text: string) => text)
+      }
+      expect((await client.query('select $1::int as after', [4])).rows).toEqual([{ after: 4 }])
+    })
+  })
+
   itPostgres('writes nothing when a value of the batch cannot be sent: the held begin never reaches the server', async () => {
     await withConnection(async (client) => {
       const unsendable = {
