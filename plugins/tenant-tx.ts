@@ -60,6 +60,10 @@ interface Passage {
   entered: TransactionExtension[]
   afterCommit: Array<() => unknown>
   finished: boolean
+  /** The preHandler is opening the transaction (extensions' beforeOpen, then waiting for a pooled connection). */
+  opening: boolean
+  /** The client hung up while it was opening: the preHandler ends the request once opening is over. */
+  abortedWhileOpening: boolean
 }
 
 const kPassage = Symbol('requestTransactionPassage')
@@ -134,18 +138,28 @@ export default fp(
       if (config.tenant !== true) return
       const tenantId = request.tenantId
       if (tenantId === null) throw new AppError('INTERNAL_ERROR', 'route needs a tenant context but none was set')
-      const passage: Passage = { transaction: null, entered: [], afterCommit: [], finished: false }
+      const passage: Passage = { transaction: null, entered: [], afterCommit: [], finished: false, opening: true, abortedWhileOpening: false }
       ;(request as WithPassage)[kPassage] = passage
-      for (const extension of extensionsOf(config)) {
-        passage.entered.push(extension)
-        if ((await extension.beforeOpen?.(request, reply)) === 'answered') return reply
+      try {
+        for (const extension of extensionsOf(config)) {
+          passage.entered.push(extension)
+          if ((await extension.beforeOpen?.(request, reply)) === 'answered') return reply
+        }
+        passage.transaction = await openRequestTransaction(app.db, {
+          tenantId,
+          accessJti: request.accessJti,
+          userId: request.identity?.userId ?? null,
+          readOnly: request.method === 'GET' || request.method === 'HEAD',
+        })
+      } finally {
+        passage.opening = false
+        // The client hung up meanwhile and the safety net left the end to this hook: end here what has just opened
+        // (or failed to), or its pooled connection would never go back (one such request per busy moment empties
+        // the pool) and the extensions would never hear of the end.
+        if (passage.abortedWhileOpening) await finish(request, 'rollback', { statusCode: 0, delivered: false })
       }
-      passage.transaction = await openRequestTransaction(app.db, {
-        tenantId,
-        accessJti: request.accessJti,
-        userId: request.identity?.userId ?? null,
-        readOnly: request.method === 'GET' || request.method === 'HEAD',
-      })
+      // Nobody is left to answer.
+      if (passage.abortedWhileOpening) return reply.hijack()
     })
 
     // onSend runs before the answer leaves, so how the transaction ended can still change it. Fastify runs onSend
@@ -183,6 +197,13 @@ export default fp(
 
     // Safety nets for requests that never reached onSend (aborted, hijacked, or failed while sending).
     app.addHook('onRequestAbort', async (request) => {
+      const passage = (request as WithPassage)[kPassage]
+      // Still opening (an extension at work, or waiting for a pooled connection): what it opens does not exist yet,
+      // and an extension's afterEnd must not run beside its own beforeOpen. The preHandler ends it when opening is over.
+      if (passage?.opening) {
+        passage.abortedWhileOpening = true
+        return
+      }
       await finish(request, 'rollback', { statusCode: 0, delivered: false })
     })
     app.addHook('onResponse', async (request, reply) => {
