@@ -153,29 +153,44 @@ export interface MeasureOptions {
 
 /** A discarded warm-up, then `runs` measured runs; medians of req/s, p50 and p99. */
 export async function measure(options: MeasureOptions): Promise<Measurement> {
-  const runs = options.runs ?? benchConfig.runs
-  const warmup = options.warmup ?? benchConfig.warmup
-  if (warmup > 0) {
-    const { amount: _amount, ...timed } = await options.spec()
-    const result = await runLoad({ ...timed, duration: warmup }, options.watch)
-    log(`  ${options.label}: warm-up ${describeRun(result)}`)
-  }
-  const results: RunResult[] = []
+  const [measurement] = await measureAlternating([options])
+  return measurement!
+}
+
+/**
+ * Measures loads that are compared with each other (the same service two ways) in turns: every warm-up, then run 1
+ * of each, run 2 of each, and so on. A virtual machine's speed drifts over minutes (a neighbour, the host's clock
+ * under sustained load); measured one after the other, the load measured first would take the fast minutes and
+ * the ratio would show the drift. `runs` is the first load's.
+ */
+export async function measureAlternating(loads: MeasureOptions[]): Promise<Measurement[]> {
+  const runs = loads[0]?.runs ?? benchConfig.runs
+  for (const options of loads) await warmUp(options)
+  const results: RunResult[][] = loads.map(() => [])
   for (let i = 0; i < runs; i++) {
-    for (let attempt = 1; ; attempt++) {
-      const result = await runLoad(await options.spec(), options.watch)
-      log(`  ${options.label}: run ${i + 1}/${runs} ${describeRun(result)}`)
-      // Another developer's test suite, or a busy neighbour of this virtual machine, takes cores from everything
-      // measured: run it again.
-      const noise = noiseIn(result.cpu, result.loadGeneratorCpu)
-      if (!noise || attempt > NOISY_RUN_RETRIES) {
-        results.push(result)
-        break
-      }
-      log(`  ${options.label}: ${noise}; repeating it`)
-    }
+    for (const [index, options] of loads.entries()) results[index]!.push(await measuredRun(options, `run ${i + 1}/${runs}`))
   }
-  return summarise(results)
+  return results.map(summarise)
+}
+
+async function warmUp(options: MeasureOptions): Promise<void> {
+  const warmup = options.warmup ?? benchConfig.warmup
+  if (warmup <= 0) return
+  const { amount: _amount, ...timed } = await options.spec()
+  const result = await runLoad({ ...timed, duration: warmup }, options.watch)
+  log(`  ${options.label}: warm-up ${describeRun(result)}`)
+}
+
+async function measuredRun(options: MeasureOptions, name: string): Promise<RunResult> {
+  for (let attempt = 1; ; attempt++) {
+    const result = await runLoad(await options.spec(), options.watch)
+    log(`  ${options.label}: ${name} ${describeRun(result)}`)
+    // Another developer's test suite, or a busy neighbour of this virtual machine, takes cores from everything
+    // measured: run it again.
+    const noise = noiseIn(result.cpu, result.loadGeneratorCpu)
+    if (!noise || attempt > NOISY_RUN_RETRIES) return result
+    log(`  ${options.label}: ${noise}; repeating it`)
+  }
 }
 
 export function log(line: string): void {

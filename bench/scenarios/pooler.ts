@@ -1,7 +1,8 @@
 /**
  * The same service through PgBouncer in transaction mode (SVC_DB_PREPARED_STATEMENTS=false, what such a pooler
- * needs) against a direct connection, in the same run: GET /v1/me and a 10-recipient POST /v1/sms/send.
- * Target: through the pooler >= 0.8 x direct. PgBouncer runs with its defaults but for the pool size, as an operator
+ * needs) against a direct connection, in the same run: GET /v1/me and a 10-recipient POST /v1/sms/send, the two
+ * instances side by side and measured in turns (run 1 of each, then run 2 of each, ...), so the minutes in which a
+ * virtual machine runs faster or slower fall on both. Target: through the pooler >= 0.8 x direct. PgBouncer runs with its defaults but for the pool size, as an operator
  * would run it; the topology suite's `server_check_delay = 0` (a `select 1` before every transaction, so a fault test
  * never meets a dead server connection) is not a production setting and cost this scenario about 8 %.
  */
@@ -12,9 +13,10 @@ import { startPgBouncer } from '../../test/topology/pgbouncer.js'
 import { onCleanup } from '../lib/cleanup.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import type { BenchDatabase } from '../lib/database.js'
-import { measure, type Measurement } from '../lib/load.js'
-import { bearer, checkRun, heading, measuredRow, meRequests } from '../lib/scenario-helpers.js'
-import { loginStaff, type SeededTenant } from '../lib/seed.js'
+import { measureAlternating, type LoadSpec, type Measurement } from '../lib/load.js'
+import { checkRun, heading, measuredRow, meRequests } from '../lib/scenario-helpers.js'
+import { loginStaff } from '../lib/seed.js'
+import type { RunningProcess } from '../lib/service.js'
 import { standardLoad, withSeededService } from '../lib/service-scenario.js'
 import { sendBody } from './send-10k.js'
 
@@ -26,7 +28,13 @@ interface Figures {
   send: Measurement
 }
 
-async function pooledUrl(database: BenchDatabase): Promise<string> {
+interface Pooler {
+  url: string
+  /** PgBouncer's process, watched during the runs so its CPU is reported rather than taken for a neighbour's. */
+  pid: number
+}
+
+async function startPooler(database: BenchDatabase): Promise<Pooler> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-pgbouncer-'))
   const server = new URL(database.url)
   const bouncer = await startPgBouncer({ dir, server, database: database.name, mode: 'transaction', poolSize: 10 })
@@ -37,41 +45,65 @@ async function pooledUrl(database: BenchDatabase): Promise<string> {
   const url = new URL(database.url)
   url.port = String(bouncer.port)
   url.pathname = `/${bouncer.database}`
-  return url.toString()
+  return { url: url.toString(), pid: bouncer.child.pid! }
 }
 
-async function measureBoth(
-  ctx: BenchContext,
-  label: string,
-  databaseUrl: string,
-  owner: BenchDatabase['owner'],
-  env: Record<string, string>,
-  seeded?: SeededTenant,
-): Promise<{ figures: Figures; tenant: SeededTenant }> {
-  // API only: the dispatcher's claims would compete with the measured requests.
-  const options = { databaseUrl, owner, name: `service-${label}`, env: { ...env, SVC_SMS_DISPATCHER: 'off' }, staff: STAFF, tenant: seeded }
-  const { tenant, result: figures } = await withSeededService(ctx, options, async (service, tenant) => {
-    const requests = meRequests(await loginStaff(service.url, tenant))
-    const me = await measure({ label: `GET /v1/me ${label}`, watch: { service: service.pid }, spec: () => standardLoad(service, requests) })
-    const body = sendBody(SEND_RECIPIENTS)
-    const send = await measure({
-      label: `POST /v1/sms/send ${label}`,
-      watch: { service: service.pid },
-      spec: () =>
-        standardLoad(service, {
-          method: 'POST',
-          path: '/v1/sms/send',
-          headers: { 'content-type': 'application/json' },
-          body,
-          connectionHeaders: requests.connectionHeaders,
-          uniqueHeader: 'idempotency-key',
-        }),
+interface Instance {
+  label: string
+  service: RunningProcess
+  requests: ReturnType<typeof meRequests>
+  watch: Record<string, number>
+}
+
+type InstanceLoad = Omit<LoadSpec, 'url' | 'connections' | 'duration'>
+
+/** One load against each instance, measured in turns (measureAlternating), so drift favours neither. */
+async function measureInTurns(ctx: BenchContext, name: string, instances: Instance[], load: (instance: Instance) => InstanceLoad) {
+  const loads = instances.map((instance) => ({
+    label: `${name} ${instance.label}`,
+    watch: instance.watch,
+    spec: () => standardLoad(instance.service, load(instance)),
+  }))
+  const measured = await measureAlternating(loads)
+  for (const [index, instance] of instances.entries()) checkRun(ctx, `pooler ${name} ${instance.label}`, instance.service, measured[index])
+  return measured
+}
+
+/**
+ * Both instances run side by side, one connected directly and one through PgBouncer, on the same database and
+ * tenant; only the one being measured gets load. API only: the dispatcher's claims would compete with the
+ * measured requests.
+ */
+async function measureBoth(ctx: BenchContext, database: BenchDatabase, pooler: Pooler): Promise<{ direct: Figures; pooled: Figures }> {
+  const env = { SVC_SMS_DISPATCHER: 'off' }
+  const direct = { databaseUrl: database.url, owner: database.owner, name: 'service-direct', env, staff: STAFF }
+  return (
+    await withSeededService(ctx, direct, async (directService, tenant) => {
+      const pooled = { ...direct, databaseUrl: pooler.url, name: 'service-pgbouncer', env: { ...env, SVC_DB_PREPARED_STATEMENTS: 'false' }, tenant }
+      return (
+        await withSeededService(ctx, pooled, async (pooledService) => {
+          // One set of sessions for both: a second login would replace the first one's sessions (one per device
+          // category), and both instances accept the same tokens (one database, one signing secret).
+          const requests = meRequests(await loginStaff(directService.url, tenant))
+          const instances: Instance[] = [
+            { label: 'direct', service: directService, requests, watch: { service: directService.pid } },
+            { label: 'pgbouncer', service: pooledService, requests, watch: { service: pooledService.pid, pgbouncer: pooler.pid } },
+          ]
+          const [directMe, pooledMe] = await measureInTurns(ctx, 'GET /v1/me', instances, (instance) => instance.requests)
+          const body = sendBody(SEND_RECIPIENTS)
+          const [directSend, pooledSend] = await measureInTurns(ctx, 'POST /v1/sms/send', instances, (instance) => ({
+            method: 'POST',
+            path: '/v1/sms/send',
+            headers: { 'content-type': 'application/json' },
+            body,
+            connectionHeaders: instance.requests.connectionHeaders,
+            uniqueHeader: 'idempotency-key',
+          }))
+          return { direct: { me: directMe!, send: directSend! }, pooled: { me: pooledMe!, send: pooledSend! } }
+        })
+      ).result
     })
-    checkRun(ctx, `pooler ${label}`, service, me)
-    checkRun(ctx, `pooler ${label} send`, service, send)
-    return { me, send }
-  })
-  return { figures, tenant }
+  ).result
 }
 
 function comparedRow(scenario: string, pooled: Measurement, direct: Measurement) {
@@ -90,11 +122,9 @@ function comparedRow(scenario: string, pooled: Measurement, direct: Measurement)
 export async function pooler(ctx: BenchContext): Promise<void> {
   heading('through PgBouncer (transaction mode) vs direct')
   const database = await ctx.database()
-  const pooled = await pooledUrl(database)
-  const direct = await measureBoth(ctx, 'direct', database.url, database.owner, {})
-  const through = await measureBoth(ctx, 'pgbouncer', pooled, database.owner, { SVC_DB_PREPARED_STATEMENTS: 'false' }, direct.tenant)
-  ctx.addRow(comparedRow('GET /v1/me through PgBouncer (transaction mode)', through.figures.me, direct.figures.me))
-  ctx.addRow(comparedRow(`POST /v1/sms/send, ${SEND_RECIPIENTS} recipients, through PgBouncer`, through.figures.send, direct.figures.send))
+  const { direct, pooled } = await measureBoth(ctx, database, await startPooler(database))
+  ctx.addRow(comparedRow('GET /v1/me through PgBouncer (transaction mode)', pooled.me, direct.me))
+  ctx.addRow(comparedRow(`POST /v1/sms/send, ${SEND_RECIPIENTS} recipients, through PgBouncer`, pooled.send, direct.send))
 }
 
 if (isMain(import.meta.url)) await runStandalone(pooler)
