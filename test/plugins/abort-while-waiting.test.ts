@@ -1,8 +1,8 @@
 import pg from 'pg'
-import { expect, inject } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { insertUserWithPassword, login } from '../auth-fixtures.js'
 import { createTenant } from '../fixtures.js'
-import { buildTestApp, describePostgres, itPostgres } from '../helper.js'
+import { buildAppWith, buildTestApp, describePostgres, itPostgres } from '../helper.js'
 
 // One pooled connection, so a second request must wait for it; a short wait limit, so a lost connection shows as a
 // 503 within the test rather than a hang.
@@ -11,8 +11,8 @@ const ONE_CONNECTION = { SVC_DB_POOL_MAX: '1', SVC_DB_CONNECT_TIMEOUT_MS: '1500'
 describePostgres('a client that hangs up while its request waits for a pooled connection', () => {
   itPostgres('gives the connection back once it arrives, so the pool keeps serving', async () => {
     const app = await buildTestApp(ONE_CONNECTION)
-    const locker = new pg.Client({ connectionString: inject('databaseUrl') })
-    await locker.connect()
+    const [locker, watcher] = [new pg.Client({ connectionString: inject('databaseUrl') }), new pg.Client({ connectionString: inject('databaseUrl') })]
+    await Promise.all([locker.connect(), watcher.connect()])
     try {
       const tenant = await createTenant()
       const user = await insertUserWithPassword(tenant, { role: 'OWNER' })
@@ -26,7 +26,7 @@ describePostgres('a client that hangs up while its request waits for a pooled co
         headers: { ...bearer, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'Renamed after the wait' }),
       })
-      await waitForLockWaiter(locker, user.id)
+      await waitForLockWaiter(watcher, 'the holding request')
       // The second waits for that connection, and its client hangs up before it arrives.
       const controller = new AbortController()
       const abandoned = fetch(`${address}/v1/me`, { headers: bearer, signal: controller.signal }).catch((error: Error) => error.name)
@@ -44,18 +44,79 @@ describePostgres('a client that hangs up while its request waits for a pooled co
       }
     } finally {
       await locker.query('rollback').catch(() => undefined)
-      await locker.end()
+      await Promise.all([locker.end(), watcher.end()])
       await app.close()
     }
   })
 })
 
-/** Until a session waits for the lock on the user's row (the holding request has taken the connection). */
-async function waitForLockWaiter(locker: pg.Client, userId: number): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const { rows } = await locker.query(`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`)
-    if (rows[0].waiting > 0) return
+describe('a client that hangs up while an extension opens its request', () => {
+  it('the extension hears of the end once, after its own beforeOpen, and the transaction that opened is ended', async () => {
+    const events: string[] = []
+    let letThrough!: () => void
+    const gate = new Promise<void>((resolve) => (letThrough = resolve))
+    const app = await buildAppWith(async (test) => {
+      // Stands in for the auth plugin: takes the tenant from a header.
+      test.addHook('onRequest', async (request) => {
+        const header = request.headers['x-test-tenant']
+        if (typeof header === 'string') request.tenantId = Number(header)
+      })
+      test.requestTransaction.extend({
+        name: 'gated',
+        appliesTo: (config) => (config as { gated?: boolean }).gated === true,
+        async beforeOpen() {
+          events.push('beforeOpen started')
+          await gate
+          events.push('beforeOpen done')
+          return 'continue'
+        },
+        async afterEnd(_request, end) {
+          events.push(`afterEnd ${end.outcome}`)
+        },
+      })
+      test.get('/test/gated', { config: { auth: false, tenant: true, gated: true } as never }, async () => {
+        events.push('handler')
+        return { ok: true }
+      })
+    })
+    try {
+      const tenant = await createTenant()
+      const address = await app.listen({ port: 0, host: '127.0.0.1' })
+      const controller = new AbortController()
+      const abandoned = fetch(`${address}/test/gated`, { headers: { 'x-test-tenant': String(tenant.id) }, signal: controller.signal }).catch(
+        (error: Error) => error.name,
+      )
+      await until(async () => events.includes('beforeOpen started'), 'the extension to start')
+      controller.abort()
+      expect(await abandoned).toBe('AbortError')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      // Without the fix the safety net ran the end at once: `afterEnd not-opened` while beforeOpen was still at work,
+      // and the transaction opened afterwards was never ended.
+      expect(events).toEqual(['beforeOpen started'])
+      letThrough()
+      await until(async () => events.length >= 3, 'the request to end')
+      expect(events).toEqual(['beforeOpen started', 'beforeOpen done', 'afterEnd rolled-back'])
+    } finally {
+      letThrough()
+      await app.close()
+    }
+  })
+})
+
+// The watcher is a session outside any transaction: a transaction sees pg_stat_activity as it was at its first look.
+
+/** Until a session of the test database waits for a lock (`what` has reached the database). */
+async function waitForLockWaiter(watcher: pg.Client, what: string): Promise<void> {
+  await until(async () => {
+    const { rows } = await watcher.query(`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`)
+    return rows[0].waiting > 0
+  }, `${what} to wait for the lock`)
+}
+
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (await condition()) return
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  throw new Error(`no request waited for user ${userId}'s row`)
+  throw new Error(`timed out waiting for ${what}`)
 }
