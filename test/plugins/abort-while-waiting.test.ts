@@ -1,7 +1,8 @@
+import { sql } from 'kysely'
 import pg from 'pg'
 import { describe, expect, inject, it } from 'vitest'
-import { insertUserWithPassword, login } from '../auth-fixtures.js'
-import { createTenant } from '../fixtures.js'
+import { insertUserWithPassword, login, until } from '../auth-fixtures.js'
+import { createTenant, owner } from '../fixtures.js'
 import { buildAppWith, buildTestApp, describePostgres, itPostgres } from '../helper.js'
 
 // One pooled connection, so a second request must wait for it; a short wait limit, so a lost connection shows as a
@@ -11,8 +12,8 @@ const ONE_CONNECTION = { SVC_DB_POOL_MAX: '1', SVC_DB_CONNECT_TIMEOUT_MS: '1500'
 describePostgres('a client that hangs up while its request waits for a pooled connection', () => {
   itPostgres('gives the connection back once it arrives, so the pool keeps serving', async () => {
     const app = await buildTestApp(ONE_CONNECTION)
-    const [locker, watcher] = [new pg.Client({ connectionString: inject('databaseUrl') }), new pg.Client({ connectionString: inject('databaseUrl') })]
-    await Promise.all([locker.connect(), watcher.connect()])
+    const locker = new pg.Client({ connectionString: inject('databaseUrl') })
+    await locker.connect()
     try {
       const tenant = await createTenant()
       const user = await insertUserWithPassword(tenant, { role: 'OWNER' })
@@ -26,7 +27,7 @@ describePostgres('a client that hangs up while its request waits for a pooled co
         headers: { ...bearer, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'Renamed after the wait' }),
       })
-      await waitForLockWaiter(watcher, 'the holding request')
+      await until(aSessionWaitsForALock, 10_000)
       // The second waits for that connection, and its client hangs up before it arrives.
       const controller = new AbortController()
       const abandoned = fetch(`${address}/v1/me`, { headers: bearer, signal: controller.signal }).catch((error: Error) => error.name)
@@ -44,7 +45,7 @@ describePostgres('a client that hangs up while its request waits for a pooled co
       }
     } finally {
       await locker.query('rollback').catch(() => undefined)
-      await Promise.all([locker.end(), watcher.end()])
+      await locker.end()
       await app.close()
     }
   })
@@ -86,7 +87,7 @@ describe('a client that hangs up while an extension opens its request', () => {
       const abandoned = fetch(`${address}/test/gated`, { headers: { 'x-test-tenant': String(tenant.id) }, signal: controller.signal }).catch(
         (error: Error) => error.name,
       )
-      await until(async () => events.includes('beforeOpen started'), 'the extension to start')
+      await until(() => events.includes('beforeOpen started'), 10_000)
       controller.abort()
       expect(await abandoned).toBe('AbortError')
       await new Promise((resolve) => setTimeout(resolve, 200))
@@ -94,7 +95,7 @@ describe('a client that hangs up while an extension opens its request', () => {
       // and the transaction opened afterwards was never ended.
       expect(events).toEqual(['beforeOpen started'])
       letThrough()
-      await until(async () => events.length >= 3, 'the request to end')
+      await until(() => events.length >= 3)
       expect(events).toEqual(['beforeOpen started', 'beforeOpen done', 'afterEnd rolled-back'])
     } finally {
       letThrough()
@@ -103,20 +104,11 @@ describe('a client that hangs up while an extension opens its request', () => {
   })
 })
 
-// The watcher is a session outside any transaction: a transaction sees pg_stat_activity as it was at its first look.
-
-/** Until a session of the test database waits for a lock (`what` has reached the database). */
-async function waitForLockWaiter(watcher: pg.Client, what: string): Promise<void> {
-  await until(async () => {
-    const { rows } = await watcher.query(`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`)
-    return rows[0].waiting > 0
-  }, `${what} to wait for the lock`)
-}
-
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (await condition()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
+/** A session of the test database waits for a lock (read through the owner pool, outside any transaction: a
+ * transaction would see pg_stat_activity as it was at its first look). */
+async function aSessionWaitsForALock(): Promise<boolean> {
+  const { rows } = await sql<{ waiting: number }>`
+    select count(*)::int as waiting from pg_stat_activity
+    where wait_event_type = 'Lock' and datname = current_database()`.execute(owner())
+  return rows[0]!.waiting > 0
 }
