@@ -161,7 +161,7 @@ export async function measure(options: MeasureOptions): Promise<Measurement> {
  * Measures loads that are compared with each other (the same service two ways) in turns: every warm-up, then run 1
  * of each, run 2 of each, and so on. A virtual machine's speed drifts over minutes (a neighbour, the host's clock
  * under sustained load); measured one after the other, the load measured first would take the fast minutes and
- * the ratio would show the drift. `runs` is the first load's.
+ * the ratio would show the drift. Every load gets the first one's number of runs.
  */
 export async function measureAlternating(loads: MeasureOptions[]): Promise<Measurement[]> {
   const runs = loads[0]?.runs ?? benchConfig.runs

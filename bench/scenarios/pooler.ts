@@ -2,9 +2,10 @@
  * The same service through PgBouncer in transaction mode (SVC_DB_PREPARED_STATEMENTS=false, what such a pooler
  * needs) against a direct connection, in the same run: GET /v1/me and a 10-recipient POST /v1/sms/send, the two
  * instances side by side and measured in turns (run 1 of each, then run 2 of each, ...), so the minutes in which a
- * virtual machine runs faster or slower fall on both. Target: through the pooler >= 0.8 x direct. PgBouncer runs with its defaults but for the pool size, as an operator
- * would run it; the topology suite's `server_check_delay = 0` (a `select 1` before every transaction, so a fault test
- * never meets a dead server connection) is not a production setting and cost this scenario about 8 %.
+ * virtual machine runs faster or slower fall on both. Target: through the pooler >= 0.8 x direct. PgBouncer runs
+ * with its defaults but for the pool size, as an operator would run it; the topology suite's
+ * `server_check_delay = 0` (a `select 1` before every transaction, so a fault test never meets a dead server
+ * connection) is not a production setting and cost this scenario about 8 %.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -51,18 +52,15 @@ async function startPooler(database: BenchDatabase): Promise<Pooler> {
 interface Instance {
   label: string
   service: RunningProcess
-  requests: ReturnType<typeof meRequests>
   watch: Record<string, number>
 }
 
-type InstanceLoad = Omit<LoadSpec, 'url' | 'connections' | 'duration'>
-
-/** One load against each instance, measured in turns (measureAlternating), so drift favours neither. */
-async function measureInTurns(ctx: BenchContext, name: string, instances: Instance[], load: (instance: Instance) => InstanceLoad) {
+/** The same load against each instance, measured in turns (measureAlternating), so drift favours neither. */
+async function measureInTurns(ctx: BenchContext, name: string, instances: Instance[], load: Omit<LoadSpec, 'url' | 'connections' | 'duration'>) {
   const loads = instances.map((instance) => ({
     label: `${name} ${instance.label}`,
     watch: instance.watch,
-    spec: () => standardLoad(instance.service, load(instance)),
+    spec: () => standardLoad(instance.service, load),
   }))
   const measured = await measureAlternating(loads)
   for (const [index, instance] of instances.entries()) checkRun(ctx, `pooler ${name} ${instance.label}`, instance.service, measured[index])
@@ -86,19 +84,18 @@ async function measureBoth(ctx: BenchContext, database: BenchDatabase, pooler: P
           // category), and both instances accept the same tokens (one database, one signing secret).
           const requests = meRequests(await loginStaff(directService.url, tenant))
           const instances: Instance[] = [
-            { label: 'direct', service: directService, requests, watch: { service: directService.pid } },
-            { label: 'pgbouncer', service: pooledService, requests, watch: { service: pooledService.pid, pgbouncer: pooler.pid } },
+            { label: 'direct', service: directService, watch: { service: directService.pid } },
+            { label: 'pgbouncer', service: pooledService, watch: { service: pooledService.pid, pgbouncer: pooler.pid } },
           ]
-          const [directMe, pooledMe] = await measureInTurns(ctx, 'GET /v1/me', instances, (instance) => instance.requests)
-          const body = sendBody(SEND_RECIPIENTS)
-          const [directSend, pooledSend] = await measureInTurns(ctx, 'POST /v1/sms/send', instances, (instance) => ({
+          const [directMe, pooledMe] = await measureInTurns(ctx, 'GET /v1/me', instances, requests)
+          const [directSend, pooledSend] = await measureInTurns(ctx, 'POST /v1/sms/send', instances, {
             method: 'POST',
             path: '/v1/sms/send',
             headers: { 'content-type': 'application/json' },
-            body,
-            connectionHeaders: instance.requests.connectionHeaders,
+            body: sendBody(SEND_RECIPIENTS),
+            connectionHeaders: requests.connectionHeaders,
             uniqueHeader: 'idempotency-key',
-          }))
+          })
           return { direct: { me: directMe!, send: directSend! }, pooled: { me: pooledMe!, send: pooledSend! } }
         })
       ).result
