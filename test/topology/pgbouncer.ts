@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, chownSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { Child, findExecutable, freePort, waitFor } from './processes.js'
@@ -7,6 +7,35 @@ import { Child, findExecutable, freePort, waitFor } from './processes.js'
 /** PgBouncer for the topology suite and the pooler benchmark, as an operator would run it in front of PostgreSQL. */
 
 const START_TIMEOUT_MS = 30_000
+
+/**
+ * How many prepared statements PgBouncer keeps per server connection when it tracks them (1.21 and later; its
+ * default). A statement it evicts is prepared again on next use, so the figure bounds memory, not correctness.
+ */
+const MAX_PREPARED_STATEMENTS = 200
+
+/** The first PgBouncer release that tracks protocol-level prepared statements in transaction mode. */
+const TRACKS_PREPARED_FROM: readonly [number, number] = [1, 21]
+
+/** A PgBouncer binary: the one `override` names (an operator's newer build), else the one on PATH, or null. */
+export function pgBouncerExecutable(override: string | undefined): string | null {
+  if (override) return existsSync(override) ? override : null
+  return findExecutable('pgbouncer')
+}
+
+/** The release a PgBouncer binary reports (`PgBouncer 1.24.1` -> [1, 24]). */
+export function pgBouncerRelease(executable: string): [number, number] {
+  const output = execFileSync(executable, ['--version'], { encoding: 'utf8' })
+  const match = /PgBouncer (\d+)\.(\d+)/.exec(output)
+  if (!match) throw new Error(`${executable} --version printed no PgBouncer release: ${output.slice(0, 200)}`)
+  return [Number(match[1]), Number(match[2])]
+}
+
+/** Whether that release can carry the service's named statements in transaction mode (`max_prepared_statements`). */
+export function tracksPreparedStatements([major, minor]: [number, number]): boolean {
+  const [fromMajor, fromMinor] = TRACKS_PREPARED_FROM
+  return major > fromMajor || (major === fromMajor && minor >= fromMinor)
+}
 
 /** PgBouncer refuses to run as root; as root it is told to switch to this user, which must own its files. */
 function unprivilegedUser(): { name: string; uid: number; gid: number } | null {
@@ -39,6 +68,13 @@ export interface PgBouncerOptions {
    * what an operator runs and what the benchmark measures.
    */
   serverCheckDelaySeconds?: number
+  /** The binary to run (default: pgbouncer on PATH). */
+  executable?: string
+  /**
+   * Track the clients' named prepared statements (`max_prepared_statements`), as an operator of PgBouncer >= 1.21
+   * does; refused by an older release, which cannot.
+   */
+  preparedStatements?: boolean
 }
 
 export interface PgBouncer {
@@ -49,7 +85,13 @@ export interface PgBouncer {
 }
 
 /** Starts PgBouncer on a free loopback port in front of `database` and waits until a query passes through it. */
-export async function startPgBouncer({ dir, server, database, mode, poolSize, serverCheckDelaySeconds }: PgBouncerOptions): Promise<PgBouncer> {
+export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBouncer> {
+  const { dir, server, database, mode, poolSize, serverCheckDelaySeconds, preparedStatements = false } = options
+  const executable = options.executable ?? findExecutable('pgbouncer')
+  if (!executable) throw new Error('pgbouncer is not installed (apt-get install -y pgbouncer)')
+  if (preparedStatements && !tracksPreparedStatements(pgBouncerRelease(executable))) {
+    throw new Error(`${executable} is older than PgBouncer ${TRACKS_PREPARED_FROM.join('.')}: it cannot track prepared statements`)
+  }
   const home = join(dir, 'pgbouncer')
   const sockets = join(home, 'sockets')
   mkdirSync(sockets, { recursive: true })
@@ -80,6 +122,7 @@ export async function startPgBouncer({ dir, server, database, mode, poolSize, se
     `default_pool_size = ${poolSize}`,
     'max_client_conn = 200',
     ...(serverCheckDelaySeconds === undefined ? [] : [`server_check_delay = ${serverCheckDelaySeconds}`]),
+    ...(preparedStatements ? [`max_prepared_statements = ${MAX_PREPARED_STATEMENTS}`] : []),
     ...(runAs ? [`user = ${runAs.name}`] : []),
     '',
   ].join('\n')
@@ -89,8 +132,6 @@ export async function startPgBouncer({ dir, server, database, mode, poolSize, se
     chmodSync(dir, 0o755)
     for (const path of [home, sockets, configPath, join(home, 'userlist.txt')]) chownSync(path, runAs.uid, runAs.gid)
   }
-  const executable = findExecutable('pgbouncer')
-  if (!executable) throw new Error('pgbouncer is not installed (apt-get install -y pgbouncer)')
   const child = new Child('pgbouncer', executable, [configPath])
   await waitFor(
     'PgBouncer to accept a query',

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { startFakeExtSms, type FakeExtSms } from '../fakes/extsms-server.js'
-import { startPgBouncer } from './pgbouncer.js'
+import { pgBouncerExecutable, pgBouncerRelease, startPgBouncer, tracksPreparedStatements } from './pgbouncer.js'
 import { Child, findExecutable, freePort, waitFor } from './processes.js'
 import { startSlowLink, type SlowLink } from './slow-link.js'
 
@@ -49,10 +49,24 @@ export function poolMode(): 'transaction' | 'session' {
   return mode
 }
 
+/**
+ * The PgBouncer the suite runs: TOPOLOGY_PGBOUNCER names a binary (a release newer than Debian's, say), else the
+ * one on PATH. A release that tracks prepared statements (>= 1.21) runs with `max_prepared_statements` and the
+ * instances with SVC_DB_PREPARED_STATEMENTS=true, as README.md#deploying-poolers-roles-several-instances tells an
+ * operator; an older one with them off.
+ */
+export function chosenPgBouncer(): { executable: string; release: string; preparedStatements: boolean } | null {
+  const executable = pgBouncerExecutable(process.env.TOPOLOGY_PGBOUNCER)
+  if (!executable) return null
+  const release = pgBouncerRelease(executable)
+  return { executable, release: release.join('.'), preparedStatements: tracksPreparedStatements(release) }
+}
+
 /** Why the suite cannot run here, or null when it can. Checked before anything starts. */
 export async function missingPrerequisite(): Promise<string | null> {
+  if (process.env.TOPOLOGY_PGBOUNCER && !chosenPgBouncer()) return `TOPOLOGY_PGBOUNCER names no file: ${process.env.TOPOLOGY_PGBOUNCER}`
   for (const tool of ['pgbouncer', 'haproxy']) {
-    if (!findExecutable(tool)) return `${tool} is not installed (apt-get install -y pgbouncer haproxy)`
+    if (tool === 'pgbouncer' ? !chosenPgBouncer() : !findExecutable(tool)) return `${tool} is not installed (apt-get install -y pgbouncer haproxy)`
   }
   const client = new pg.Client({ connectionString: serverUrl(), connectionTimeoutMillis: 2000 })
   try {
@@ -141,7 +155,17 @@ export async function startStack(): Promise<Stack> {
     // server connection serves transactions of many client connections, as in production. Session mode needs one
     // per client connection.
     const mode = poolMode()
-    const bouncer = await startPgBouncer({ dir, server, database, mode, poolSize: mode === 'transaction' ? 4 : 20, serverCheckDelaySeconds: 0 })
+    const { executable, preparedStatements } = chosenPgBouncer()!
+    const bouncer = await startPgBouncer({
+      dir,
+      server,
+      database,
+      mode,
+      poolSize: mode === 'transaction' ? 4 : 20,
+      serverCheckDelaySeconds: 0,
+      executable,
+      preparedStatements,
+    })
     children.push(bouncer.child)
     cleanups.push(() => bouncer.child.stop('SIGINT'))
 
@@ -161,6 +185,7 @@ export async function startStack(): Promise<Stack> {
           SVC_MIGRATE_ON_START: 'false',
           SVC_SMS_EXTSMS_BASE_URL: link.url,
           SVC_DATA_DIR: join(dir, name),
+          SVC_DB_PREPARED_STATEMENTS: String(preparedStatements),
           ...overrides,
         }),
       })
@@ -238,8 +263,6 @@ function serviceEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
     SVC_LOGIN_IP_PER_MINUTE: '1000000',
     SVC_INTERNAL_HMAC_SECRET: HMAC_SECRET,
     SVC_DB_POOL_MAX: '5',
-    // PgBouncer 1.18 does not track named prepared statements across server connections.
-    SVC_DB_PREPARED_STATEMENTS: 'false',
     SVC_SMS_PROVIDER: 'extsms',
     SVC_SMS_EXTSMS_API_KEY: PROVIDER_KEY,
     SVC_SMS_EXTSMS_API_SECRET: PROVIDER_SECRET,

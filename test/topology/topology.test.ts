@@ -14,7 +14,7 @@ import {
   type Reply,
 } from './client.js'
 import { waitFor } from './processes.js'
-import { missingPrerequisite, poolMode, startStack, WEBHOOK_TOKEN, type Stack } from './stack.js'
+import { chosenPgBouncer, missingPrerequisite, poolMode, startStack, WEBHOOK_TOKEN, type Stack } from './stack.js'
 
 /**
  * The service as it is deployed at scale (README.md#deploying-poolers-roles-several-instances): two instances behind
@@ -22,9 +22,17 @@ import { missingPrerequisite, poolMode, startStack, WEBHOOK_TOKEN, type Stack } 
  * request goes through HAProxy unless a test needs one instance. The last test kills an instance, so it stays last.
  */
 
-const SUITE = `topology: two instances behind HAProxy, PgBouncer pool_mode=${poolMode()}`
 const missing = await missingPrerequisite()
 if (missing) console.warn(`[topology] suite skipped: ${missing}`)
+const bouncer = missing ? null : chosenPgBouncer()
+const SUITE =
+  `topology: two instances behind HAProxy, PgBouncer ${bouncer?.release ?? ''} pool_mode=${poolMode()}` +
+  `, prepared statements ${bouncer?.preparedStatements ? 'on (max_prepared_statements)' : 'off'}`
+// The fault of prepared statements behind a pooler that mixes them needs one that does: PgBouncer < 1.21.
+const MIXES_PREPARED = bouncer?.preparedStatements
+  ? ` [skipped: PgBouncer ${bouncer.release} tracks prepared statements, so it cannot mix them]`
+  : ''
+if (MIXES_PREPARED) console.warn(`[topology] misconfiguration test${MIXES_PREPARED}`)
 const describeTopology = missing ? (name: string, fn: () => void) => describe.skip(`${name} [skipped: ${missing}]`, fn) : describe
 
 const PROBE_ROUNDS = 200
@@ -385,7 +393,7 @@ describeTopology(SUITE, () => {
   // The pooler fault an operator meets when prepared statements stay on behind PgBouncer 1.18 in transaction mode:
   // statements prepared on one server connection are bound on another. Readiness must take such an instance out of
   // the load balancer, while the correctly configured instances stay ready.
-  it('takes an instance with prepared statements on behind the transaction pooler out of readiness', async () => {
+  it.skipIf(MIXES_PREPARED)(`takes an instance with prepared statements on behind the transaction pooler out of readiness${MIXES_PREPARED}`, async () => {
     const misconfigured = await stack.addInstance('svc-prepared', { SVC_DB_PREPARED_STATEMENTS: 'true', SVC_SMS_DISPATCHER: 'off' })
     const owner = await registerOwner(stack.url)
     const replies = await runConcurrently(
