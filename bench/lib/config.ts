@@ -46,6 +46,11 @@ export const benchConfig = {
       if (!match) throw new Error(`BENCH_PG_SETTINGS: cannot read ${JSON.stringify(pair)} (want name=value)`)
       return { name: match[1]!, value: match[2]! }
     }),
+  /**
+   * The PgBouncer binary of the pooler scenario (default: pgbouncer on PATH, Debian's 1.18). A release that tracks
+   * prepared statements (>= 1.21) runs with `max_prepared_statements` and the service with prepared statements on.
+   */
+  pgBouncer: process.env.BENCH_PGBOUNCER || undefined,
   /** When set, every service instance runs with `--cpu-prof` and writes its profile into this directory. */
   cpuProfileDir: process.env.BENCH_CPU_PROF_DIR || undefined,
 }
