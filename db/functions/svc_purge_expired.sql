@@ -18,6 +18,9 @@ begin
   get diagnostics n = row_count; purged := purged + n;
   delete from idempotency_keys where expires_at < now();
   get diagnostics n = row_count; purged := purged + n;
+  -- Only the current UTC day's counter decides a send (db/repos/sms-quota.ts); earlier days are never read again.
+  delete from sms_daily_usage where day < (now() at time zone 'UTC')::date;
+  get diagnostics n = row_count; purged := purged + n;
   return purged;
 end
 $$;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { owner } from '../../fixtures.js'
 import { itConcurrent, useTestApp } from '../../helper.js'
@@ -50,6 +51,24 @@ describe('per-tenant daily recipient quota', () => {
     const cancel = await app.current.inject({ method: 'POST', url: `/v1/sms/history/${scheduled.json().id}/cancel`, headers: sender.headers })
     expect(cancel.statusCode).toBe(200)
     expect((await send(app.current, sender, { recipients: recipients(5), title: 'T', content: 'Hi' })).statusCode).toBe(201)
+  })
+
+  it('is forgotten for past days by the minute purge, while today\'s count still holds', async () => {
+    const { tenant, owner: sender } = await academy(app.current)
+    expect((await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })).statusCode).toBe(201)
+    await sql`
+      insert into sms_daily_usage (tenant_id, day, recipients)
+      select ${tenant.id}, (now() at time zone 'UTC')::date - back, 5 from generate_series(1, 3) as back`.execute(owner())
+    const days = () =>
+      sql<{ back: number; recipients: number }>`
+        select (now() at time zone 'UTC')::date - day as back, recipients from sms_daily_usage
+        where tenant_id = ${tenant.id} order by day desc`
+        .execute(owner())
+        .then(({ rows }) => rows)
+    expect(await days()).toEqual([{ back: 0, recipients: 3 }, { back: 1, recipients: 5 }, { back: 2, recipients: 5 }, { back: 3, recipients: 5 }])
+    expect(await app.current.purgeExpired()).toBeGreaterThanOrEqual(3)
+    expect(await days()).toEqual([{ back: 0, recipients: 3 }])
+    expect((await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })).statusCode).toBe(429)
   })
 
   itConcurrent('never accepts more than the quota under concurrent sends', async () => {
