@@ -26,6 +26,8 @@ export const EnvSchema = Type.Object({
   SVC_DB_PREPARED_STATEMENTS: Bool(true),
   SVC_DB_STATEMENT_TIMEOUT_MS: Int(5000, 100, 600_000),
   SVC_DB_CONNECT_TIMEOUT_MS: Int(2000, 100, 60_000),
+  // Time a client has to send a whole request, headers and body (lib/http/server-options.ts): 408 beyond it.
+  SVC_HTTP_REQUEST_TIMEOUT_MS: Int(60_000, 100, 600_000),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   PORT: Int(8080, 0, 65535),
   LOG_LEVEL: Type.Union(

@@ -1,9 +1,9 @@
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES, type Server } from 'node:http'
 import type { Socket } from 'node:net'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
 import type { ValidatorFactory } from '@fastify/ajv-compiler'
-import type { FastifyServerOptions } from 'fastify'
+import type { FastifyHttpOptions, FastifyServerOptions } from 'fastify'
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js'
 import { AppError } from '../errors.js'
 import { DEFAULT_BODY_LIMIT } from './body-limits.js'
@@ -75,6 +75,23 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   socket.destroy()
 }
 
+/** Node's own limit on the headers alone; the request limit below never raises it. */
+const NODE_HEADERS_TIMEOUT_MS = 60_000
+
+/**
+ * How long a client may take to send a whole request (SVC_HTTP_REQUEST_TIMEOUT_MS), as Node's HTTP server options.
+ * Fastify turns Node's request limit off by default, so without this a client trickling a body one byte at a time
+ * holds its connection for as long as it likes (a slowloris). Node looks for late requests every
+ * `connectionsCheckingInterval`, so it is a quarter of the limit: one is ended at most a quarter late.
+ */
+export function requestTimeouts(limitMs: number): { requestTimeout: number; headersTimeout: number; connectionsCheckingInterval: number } {
+  return {
+    requestTimeout: limitMs,
+    headersTimeout: Math.min(NODE_HEADERS_TIMEOUT_MS, limitMs),
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(limitMs / 4))),
+  }
+}
+
 /** Trusts the nearest `hops` proxies, whatever their addresses (the socket peer is hop 0). */
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
 
@@ -87,7 +104,7 @@ export function prettyLogs(env: Env, stdoutIsTty = process.stdout.isTTY === true
 }
 
 /** Fastify options shared by server.ts and the test helper, so tests exercise the production configuration. */
-export function serverOptions(env: Env): FastifyServerOptions {
+export function serverOptions(env: Env): FastifyHttpOptions<Server> {
   const trust = trustProxySetting(env.SVC_TRUST_PROXY)
   // loadEnv has refused anything else; an Env built by hand must not fall back to trusting every hop.
   if (!('trust' in trust)) throw new Error(trust.problem)
@@ -110,6 +127,9 @@ export function serverOptions(env: Env): FastifyServerOptions {
     trustProxy: typeof trust.trust === 'number' ? trustHops(trust.trust) : trust.trust,
     // Routes that take recipient lists raise it (lib/http/body-limits.ts).
     bodyLimit: DEFAULT_BODY_LIMIT,
+    // Fastify copies its own requestTimeout onto the server after creating it; both must carry the limit.
+    requestTimeout: env.SVC_HTTP_REQUEST_TIMEOUT_MS,
+    http: requestTimeouts(env.SVC_HTTP_REQUEST_TIMEOUT_MS),
     // plugins/closing.ts answers requests that arrive while closing, from the catalog.
     return503OnClosing: false,
     schemaController: schemaController(),

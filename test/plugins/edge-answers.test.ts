@@ -83,3 +83,36 @@ describe('answers outside the routes, over a real socket', () => {
     expectCatalogProblem(answer, 415, 'UNSUPPORTED_MEDIA_TYPE')
   })
 })
+
+// A client that sends its request slower than SVC_HTTP_REQUEST_TIMEOUT_MS allows (a slowloris) gets 408 and loses the
+// connection, instead of holding it (and a socket of the service) for as long as it keeps trickling.
+describe('a request that takes too long to arrive', () => {
+  let app: FastifyInstance
+  let port: number
+  beforeAll(async () => {
+    app = await buildTestApp({ SVC_HTTP_REQUEST_TIMEOUT_MS: '400' })
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    port = (app.server.address() as { port: number }).port
+  })
+  afterAll(() => app?.close())
+
+  it('answers 408 problem+json to a body that stops short of its Content-Length, and closes', async () => {
+    const started = Date.now()
+    const answer = await exchange(
+      port,
+      'POST /v1/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"userLoginId":',
+    )
+    expectCatalogProblem(answer, 408, 'REQUEST_TIMEOUT')
+    // Well before the exchange's own 5 s limit: the server ended it.
+    expect(Date.now() - started).toBeLessThan(3000)
+  })
+
+  it('answers 408 problem+json to headers that never end, and closes', async () => {
+    expectCatalogProblem(await exchange(port, 'GET /v1/me HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n'), 408, 'REQUEST_TIMEOUT')
+  })
+
+  it('still serves a request that arrives in time on the same settings', async () => {
+    const answer = await exchange(port, 'GET /actuator/health/liveness HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')
+    expect(answer.status).toBe(200)
+  })
+})
