@@ -26,7 +26,7 @@ const missing = await missingPrerequisite()
 if (missing) console.warn(`[topology] suite skipped: ${missing}`)
 const bouncer = missing ? null : chosenPgBouncer()
 const SUITE =
-  `topology: two instances behind HAProxy, PgBouncer ${bouncer?.release ?? ''} pool_mode=${poolMode()}` +
+  `topology: two instances behind HAProxy, PgBouncer${bouncer ? ` ${bouncer.release}` : ''} pool_mode=${poolMode()}` +
   `, prepared statements ${bouncer?.preparedStatements ? 'on (max_prepared_statements)' : 'off'}`
 // The fault of prepared statements behind a pooler that mixes them needs one that does: PgBouncer < 1.21.
 const MIXES_PREPARED = bouncer?.preparedStatements
