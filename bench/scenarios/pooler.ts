@@ -1,6 +1,6 @@
 /**
- * The same service through PgBouncer in transaction mode against a direct connection, in the same run: GET /v1/me and a 10-recipient POST /v1/sms/send, the two
- * instances side by side and measured in turns (run 1 of each, then run 2 of each, ...), so the minutes in which a
+ * The same service through PgBouncer in transaction mode against a direct connection, in the same run: GET /v1/me
+ * and a 10-recipient POST /v1/sms/send, the two instances side by side and measured in turns (run 1 of each, then run 2 of each, ...), so the minutes in which a
  * virtual machine runs faster or slower fall on both. Target: through the pooler >= 0.8 x direct. PgBouncer runs
  * with its defaults but for the pool size, as an operator would run it; the topology suite's
  * `server_check_delay = 0` (a `select 1` before every transaction, so a fault test never meets a dead server
@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pgBouncerExecutable, pgBouncerRelease, startPgBouncer, tracksPreparedStatements } from '../../test/topology/pgbouncer.js'
+import { findPgBouncer, startPgBouncer, type PgBouncerBuild } from '../../test/topology/pgbouncer.js'
 import { onCleanup } from '../lib/cleanup.js'
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
@@ -35,20 +35,15 @@ interface Pooler {
   url: string
   /** PgBouncer's process, watched during the runs so its CPU is reported rather than taken for a neighbour's. */
   pid: number
-  /** Its release, for the table (`1.18`). */
-  release: string
-  /** It tracks named statements, so the service keeps its prepared statements behind it. */
-  preparedStatements: boolean
+  build: PgBouncerBuild
 }
 
 async function startPooler(database: BenchDatabase): Promise<Pooler> {
-  const executable = pgBouncerExecutable(benchConfig.pgBouncer)
-  if (!executable) throw new Error(`no PgBouncer at ${benchConfig.pgBouncer ?? 'PATH'} (apt-get install -y pgbouncer)`)
-  const release = pgBouncerRelease(executable)
-  const preparedStatements = tracksPreparedStatements(release)
+  const build = findPgBouncer(benchConfig.pgBouncer)
+  if (!build) throw new Error(`no PgBouncer at ${benchConfig.pgBouncer ?? 'PATH'} (apt-get install -y pgbouncer)`)
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-pgbouncer-'))
   const server = new URL(database.url)
-  const bouncer = await startPgBouncer({ dir, server, database: database.name, mode: 'transaction', poolSize: 10, executable, preparedStatements })
+  const bouncer = await startPgBouncer({ dir, server, database: database.name, mode: 'transaction', poolSize: 10, build })
   onCleanup('stop pgbouncer', async () => {
     await bouncer.child.stop('SIGINT')
     await rm(dir, { recursive: true, force: true })
@@ -56,7 +51,7 @@ async function startPooler(database: BenchDatabase): Promise<Pooler> {
   const url = new URL(database.url)
   url.port = String(bouncer.port)
   url.pathname = `/${bouncer.database}`
-  return { url: url.toString(), pid: bouncer.child.pid!, release: release.join('.'), preparedStatements }
+  return { url: url.toString(), pid: bouncer.child.pid!, build }
 }
 
 interface Instance {
@@ -87,7 +82,7 @@ async function measureBoth(ctx: BenchContext, database: BenchDatabase, pooler: P
   const direct = { databaseUrl: database.url, owner: database.owner, name: 'service-direct', env, staff: STAFF }
   return (
     await withSeededService(ctx, direct, async (directService, tenant) => {
-      const pooled = { ...direct, databaseUrl: pooler.url, name: 'service-pgbouncer', env: { ...env, SVC_DB_PREPARED_STATEMENTS: String(pooler.preparedStatements) }, tenant }
+      const pooled = { ...direct, databaseUrl: pooler.url, name: 'service-pgbouncer', env: { ...env, SVC_DB_PREPARED_STATEMENTS: String(pooler.build.preparedStatements) }, tenant }
       return (
         await withSeededService(ctx, pooled, async (pooledService) => {
           // One set of sessions for both: a second login would replace the first one's sessions (one per device
@@ -131,8 +126,9 @@ export async function pooler(ctx: BenchContext): Promise<void> {
   const database = await ctx.database()
   const pooler = await startPooler(database)
   const { direct, pooled } = await measureBoth(ctx, database, pooler)
-  // Rows behind Debian's PgBouncer keep the names the committed results have always used.
-  const through = pooler.preparedStatements ? `PgBouncer ${pooler.release} with prepared statements` : 'PgBouncer'
+  // Rows behind a PgBouncer without prepared statements (Debian's) keep the names the committed results have used.
+  const { build } = pooler
+  const through = build.preparedStatements ? `PgBouncer ${build.release} with prepared statements` : 'PgBouncer'
   ctx.addRow(comparedRow(`GET /v1/me through ${through} (transaction mode)`, pooled.me, direct.me))
   ctx.addRow(comparedRow(`POST /v1/sms/send, ${SEND_RECIPIENTS} recipients, through ${through}`, pooled.send, direct.send))
 }

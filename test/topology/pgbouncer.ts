@@ -17,24 +17,32 @@ const MAX_PREPARED_STATEMENTS = 200
 /** The first PgBouncer release that tracks protocol-level prepared statements in transaction mode. */
 const TRACKS_PREPARED_FROM: readonly [number, number] = [1, 21]
 
-/** A PgBouncer binary: the one `override` names (an operator's newer build), else the one on PATH, or null. */
-export function pgBouncerExecutable(override: string | undefined): string | null {
-  if (override) return existsSync(override) ? override : null
-  return findExecutable('pgbouncer')
+/** A PgBouncer binary and what its release can do. */
+export interface PgBouncerBuild {
+  executable: string
+  /** As it reports itself: `1.24`. */
+  release: string
+  /** It tracks named statements (>= 1.21): it runs with `max_prepared_statements`, and its clients keep theirs. */
+  preparedStatements: boolean
 }
 
-/** The release a PgBouncer binary reports (`PgBouncer 1.24.1` -> [1, 24]). */
-export function pgBouncerRelease(executable: string): [number, number] {
+/**
+ * The PgBouncer to run: the binary `override` names (an operator's newer build), else the one on PATH; null when
+ * there is none.
+ */
+export function findPgBouncer(override?: string): PgBouncerBuild | null {
+  const executable = override ? (existsSync(override) ? override : null) : findExecutable('pgbouncer')
+  if (!executable) return null
   const output = execFileSync(executable, ['--version'], { encoding: 'utf8' })
   const match = /PgBouncer (\d+)\.(\d+)/.exec(output)
   if (!match) throw new Error(`${executable} --version printed no PgBouncer release: ${output.slice(0, 200)}`)
-  return [Number(match[1]), Number(match[2])]
-}
-
-/** Whether that release can carry the service's named statements in transaction mode (`max_prepared_statements`). */
-export function tracksPreparedStatements([major, minor]: [number, number]): boolean {
+  const [major, minor] = [Number(match[1]), Number(match[2])]
   const [fromMajor, fromMinor] = TRACKS_PREPARED_FROM
-  return major > fromMajor || (major === fromMajor && minor >= fromMinor)
+  return {
+    executable,
+    release: `${major}.${minor}`,
+    preparedStatements: major > fromMajor || (major === fromMajor && minor >= fromMinor),
+  }
 }
 
 /** PgBouncer refuses to run as root; as root it is told to switch to this user, which must own its files. */
@@ -68,13 +76,8 @@ export interface PgBouncerOptions {
    * what an operator runs and what the benchmark measures.
    */
   serverCheckDelaySeconds?: number
-  /** The binary to run (default: pgbouncer on PATH). */
-  executable?: string
-  /**
-   * Track the clients' named prepared statements (`max_prepared_statements`), as an operator of PgBouncer >= 1.21
-   * does; refused by an older release, which cannot.
-   */
-  preparedStatements?: boolean
+  /** The build to run (default: pgbouncer on PATH); one that tracks prepared statements runs with them tracked. */
+  build?: PgBouncerBuild
 }
 
 export interface PgBouncer {
@@ -86,12 +89,9 @@ export interface PgBouncer {
 
 /** Starts PgBouncer on a free loopback port in front of `database` and waits until a query passes through it. */
 export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBouncer> {
-  const { dir, server, database, mode, poolSize, serverCheckDelaySeconds, preparedStatements = false } = options
-  const executable = options.executable ?? findExecutable('pgbouncer')
-  if (!executable) throw new Error('pgbouncer is not installed (apt-get install -y pgbouncer)')
-  if (preparedStatements && !tracksPreparedStatements(pgBouncerRelease(executable))) {
-    throw new Error(`${executable} is older than PgBouncer ${TRACKS_PREPARED_FROM.join('.')}: it cannot track prepared statements`)
-  }
+  const { dir, server, database, mode, poolSize, serverCheckDelaySeconds } = options
+  const build = options.build ?? findPgBouncer()
+  if (!build) throw new Error('pgbouncer is not installed (apt-get install -y pgbouncer)')
   const home = join(dir, 'pgbouncer')
   const sockets = join(home, 'sockets')
   mkdirSync(sockets, { recursive: true })
@@ -122,7 +122,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     `default_pool_size = ${poolSize}`,
     'max_client_conn = 200',
     ...(serverCheckDelaySeconds === undefined ? [] : [`server_check_delay = ${serverCheckDelaySeconds}`]),
-    ...(preparedStatements ? [`max_prepared_statements = ${MAX_PREPARED_STATEMENTS}`] : []),
+    ...(build.preparedStatements ? [`max_prepared_statements = ${MAX_PREPARED_STATEMENTS}`] : []),
     ...(runAs ? [`user = ${runAs.name}`] : []),
     '',
   ].join('\n')
@@ -132,7 +132,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     chmodSync(dir, 0o755)
     for (const path of [home, sockets, configPath, join(home, 'userlist.txt')]) chownSync(path, runAs.uid, runAs.gid)
   }
-  const child = new Child('pgbouncer', executable, [configPath])
+  const child = new Child('pgbouncer', build.executable, [configPath])
   await waitFor(
     'PgBouncer to accept a query',
     async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { startFakeExtSms, type FakeExtSms } from '../fakes/extsms-server.js'
-import { pgBouncerExecutable, pgBouncerRelease, startPgBouncer, tracksPreparedStatements } from './pgbouncer.js'
+import { findPgBouncer, startPgBouncer, type PgBouncerBuild } from './pgbouncer.js'
 import { Child, findExecutable, freePort, waitFor } from './processes.js'
 import { startSlowLink, type SlowLink } from './slow-link.js'
 
@@ -53,14 +53,13 @@ export function poolMode(): 'transaction' | 'session' {
  * The PgBouncer the suite runs: TOPOLOGY_PGBOUNCER names a binary (a release newer than Debian's, say), else the
  * one on PATH. A release that tracks prepared statements (>= 1.21) runs with `max_prepared_statements` and the
  * instances with SVC_DB_PREPARED_STATEMENTS=true, as README.md#deploying-poolers-roles-several-instances tells an
- * operator; an older one with them off.
+ * operator; an older one with them off. Looked up once: the answer cannot change during a run.
  */
-export function chosenPgBouncer(): { executable: string; release: string; preparedStatements: boolean } | null {
-  const executable = pgBouncerExecutable(process.env.TOPOLOGY_PGBOUNCER)
-  if (!executable) return null
-  const release = pgBouncerRelease(executable)
-  return { executable, release: release.join('.'), preparedStatements: tracksPreparedStatements(release) }
+export function chosenPgBouncer(): PgBouncerBuild | null {
+  if (chosen === undefined) chosen = findPgBouncer(process.env.TOPOLOGY_PGBOUNCER)
+  return chosen
 }
+let chosen: PgBouncerBuild | null | undefined
 
 /** Why the suite cannot run here, or null when it can. Checked before anything starts. */
 export async function missingPrerequisite(): Promise<string | null> {
@@ -155,7 +154,7 @@ export async function startStack(): Promise<Stack> {
     // server connection serves transactions of many client connections, as in production. Session mode needs one
     // per client connection.
     const mode = poolMode()
-    const { executable, preparedStatements } = chosenPgBouncer()!
+    const build = chosenPgBouncer()!
     const bouncer = await startPgBouncer({
       dir,
       server,
@@ -163,8 +162,7 @@ export async function startStack(): Promise<Stack> {
       mode,
       poolSize: mode === 'transaction' ? 4 : 20,
       serverCheckDelaySeconds: 0,
-      executable,
-      preparedStatements,
+      build,
     })
     children.push(bouncer.child)
     cleanups.push(() => bouncer.child.stop('SIGINT'))
@@ -185,7 +183,7 @@ export async function startStack(): Promise<Stack> {
           SVC_MIGRATE_ON_START: 'false',
           SVC_SMS_EXTSMS_BASE_URL: link.url,
           SVC_DATA_DIR: join(dir, name),
-          SVC_DB_PREPARED_STATEMENTS: String(preparedStatements),
+          SVC_DB_PREPARED_STATEMENTS: String(build.preparedStatements),
           ...overrides,
         }),
       })
