@@ -9,10 +9,13 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statS
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { withBuildLock } from './build-lock.mjs'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const dist = join(root, 'dist')
 const stampPath = join(dist, '.build-stamp.json')
+// Beside dist/, not in it: a build may remove and recreate dist/.
+const lockPath = join(root, '.build-lock')
 
 // What tsconfig.build.json compiles, plus the files that change how it compiles.
 const SOURCE_FILES = ['app.ts', 'build.ts', 'server.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
@@ -73,6 +76,7 @@ function findTsc() {
   }
 }
 
+/** Compiles dist/ and writes its stamp; returns the exit code (a failure's message is already printed). */
 function build(reason) {
   const tsc = findTsc()
   if (!tsc) {
@@ -80,14 +84,14 @@ function build(reason) {
       `error: the build in dist/ is out of date (${reason}) and TypeScript is not installed ` +
         '(npm ci --omit=dev?); run `npm ci && npm run build` first, or ship a built dist/\n',
     )
-    process.exit(1)
+    return 1
   }
   // Taken before compiling: a source saved while tsc runs is newer than the stamp and triggers the next build.
   const fingerprint = sourceFingerprint()
   const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' })
   if (result.status !== 0) {
     process.stderr.write('error: the TypeScript build failed (see above)\n')
-    process.exit(result.status ?? 1)
+    return result.status ?? 1
   }
   for (const { from, to, ending } of COPIED_DIRS) {
     rmSync(to, { recursive: true, force: true })
@@ -95,10 +99,20 @@ function build(reason) {
   }
   mkdirSync(dist, { recursive: true })
   writeFileSync(stampPath, `${JSON.stringify({ newestMs: fingerprint.newestMs, files: fingerprint.files })}\n`)
+  return 0
 }
 
-if (process.argv.includes('--force')) build('forced')
-else {
-  const reason = staleReason(sourceFingerprint())
-  if (reason) build(reason)
+// The lock is taken only to build: a shipped tree with a current build may be read-only.
+try {
+  if (process.argv.includes('--force')) process.exitCode = withBuildLock(lockPath, () => build('forced'))
+  else if (staleReason(sourceFingerprint())) {
+    // Checked again under the lock: a command that waited for another's build finds dist/ current and builds nothing.
+    process.exitCode = withBuildLock(lockPath, () => {
+      const reason = staleReason(sourceFingerprint())
+      return reason ? build(reason) : 0
+    })
+  }
+} catch (error) {
+  process.stderr.write(`error: ${error.message}\n`)
+  process.exitCode = 1
 }
