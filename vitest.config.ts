@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { configDefaults, defineConfig } from 'vitest/config'
 
 export default defineConfig({
@@ -18,6 +19,10 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/topology/**', 'test/browser/**'],
           globalSetup: ['test/global-setup.ts'],
+          // Vitest's default (cores - 1) runs one file at a time on a 2-core machine, though its files mostly wait on
+          // PostgreSQL and child processes. Two at a time is safe: each file works in tenants of its own, and
+          // cross-tenant work (dispatch claims, purges) runs on databases of its own (test/isolated-database.ts).
+          maxWorkers: Math.max(2, availableParallelism() - 1),
         },
       },
       {

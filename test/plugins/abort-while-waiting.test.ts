@@ -22,12 +22,13 @@ describePostgres('a client that hangs up while its request waits for a pooled co
       // The first request holds the only connection: its update waits for a row another session holds.
       await locker.query('begin')
       await locker.query('select id from users where id = $1 for update', [user.id])
+      const lockerPid = await backendPid(locker)
       const holding = fetch(`${address}/v1/me`, {
         method: 'PATCH',
         headers: { ...bearer, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'Renamed after the wait' }),
       })
-      await until(aSessionWaitsForALock, 10_000)
+      await until(() => aSessionWaitsFor(lockerPid), 10_000)
       // The second waits for that connection, and its client hangs up before it arrives.
       const controller = new AbortController()
       const abandoned = fetch(`${address}/v1/me`, { headers: bearer, signal: controller.signal }).catch((error: Error) => error.name)
@@ -104,11 +105,16 @@ describe('a client that hangs up while an extension opens its request', () => {
   })
 })
 
-/** A session of the test database waits for a lock (read through the owner pool, outside any transaction: a
- * transaction would see pg_stat_activity as it was at its first look). */
-async function aSessionWaitsForALock(): Promise<boolean> {
+async function backendPid(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid')
+  return rows[0]!.pid
+}
+
+/** A session waits for a lock that `holderPid` holds: this test's request, not one of another test file running at
+ * the same time (read through the owner pool, outside any transaction: a transaction would see pg_stat_activity as
+ * it was at its first look). */
+async function aSessionWaitsFor(holderPid: number): Promise<boolean> {
   const { rows } = await sql<{ waiting: number }>`
-    select count(*)::int as waiting from pg_stat_activity
-    where wait_event_type = 'Lock' and datname = current_database()`.execute(owner())
+    select count(*)::int as waiting from pg_stat_activity where ${holderPid}::int = any(pg_blocking_pids(pid))`.execute(owner())
   return rows[0]!.waiting > 0
 }

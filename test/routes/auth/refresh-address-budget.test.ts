@@ -21,23 +21,24 @@ describe('POST /v1/refresh and the address budget', () => {
     // Hold the slow session's row, as a rotation still running would: its refresh waits inside its statement.
     let release!: () => void
     const released = new Promise<void>((resolve) => (release = resolve))
-    let locked!: () => void
-    const isLocked = new Promise<void>((resolve) => (locked = resolve))
+    let locked!: (holderPid: number) => void
+    const isLocked = new Promise<number>((resolve) => (locked = resolve))
     const holder = owner()
       .transaction()
       .execute(async (trx) => {
         await sql`select set_config('app.tenant_id', ${String(decodeJwt(slow.refreshToken).tenant_id)}, true)`.execute(trx)
         await sql`select 1 from sessions where sid = ${slowSid}::uuid for update`.execute(trx)
-        locked()
+        const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)
+        locked(rows[0]!.pid)
         await released
       })
     try {
-      await isLocked
+      const holderPid = await isLocked
       const slowRefresh = refresh(app.current, slow.refreshToken, { remoteAddress: address })
       await until(async () => {
         const { rows } = await sql<{ waiting: number }>`
           select count(*)::int as waiting from pg_stat_activity
-          where wait_event_type = 'Lock' and query like '%svc_rotate_session%'`.execute(owner())
+          where ${holderPid}::int = any(pg_blocking_pids(pid)) and query like '%svc_rotate_session%'`.execute(owner())
         return rows[0]!.waiting > 0
       })
 
