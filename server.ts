@@ -1,10 +1,8 @@
 import { EmbeddedStoreInUseError } from './db/embedded-lock.js'
 import { openDatabase } from './db/open.js'
 import { ConfigError, loadDotEnv, loadEnv } from './lib/env.js'
+import { CLOSE_TIMEOUT_MS } from './lib/shutdown-budget.js'
 import { buildService } from './build.js'
-
-// Grace period for in-flight requests on shutdown before the process gives up.
-const CLOSE_TIMEOUT_MS = 30_000
 
 async function main(): Promise<void> {
   loadDotEnv()

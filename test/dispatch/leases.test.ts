@@ -171,6 +171,50 @@ describe('dispatch leases under faults', () => {
     expect(state.recipients.every((recipient) => recipient.deliveryStatus === 'DISPATCHED' && recipient.providerMessageId)).toBe(true)
   })
 
+  itPostgres('on stop, gives up recording an answer the database will not take after its grace, and logs the answer whole', async () => {
+    const [smsId] = await insertMessages(1)
+    const databaseName = new URL(bed.iso.ownerUrl).pathname.slice(1)
+    const admin = new pg.Client({ connectionString: withDatabase(bed.iso.ownerUrl, 'postgres') })
+    await admin.connect()
+    const logs: { level: number; msg: string; [field: string]: unknown }[] = []
+    const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) })
+    const live = extsms(10_000)
+    // The provider answers; then the database refuses every connection, and stays down past the shutdown.
+    const outage: SmsProvider = {
+      name: 'extsms',
+      async send(request) {
+        const result = await live.send(request)
+        await admin.query(`alter database ${databaseName} allow_connections false`)
+        await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [databaseName])
+        return result
+      },
+    }
+    const runtime = bed.iso.open(4)
+    // Patience far beyond the test's own time limit: only the grace can end the wait.
+    const engine = dispatcher({ db: runtime.db, provider: outage, log, recordPatienceSeconds: 3600, recordGraceOnStopMs: 500 })
+    try {
+      const pass = engine.runOnce().catch(() => 0)
+      await until(() => logs.some((entry) => entry.level === 40 && /could not record the provider answer/.test(entry.msg)))
+      // Without the grace, stop() waits out the patience and the process's close timeout kills it mid-retry, with
+      // nothing in the log but the warnings.
+      await engine.stop()
+      await pass
+    } finally {
+      await admin.query(`alter database ${databaseName} allow_connections true`)
+      await admin.end()
+      await runtime.close()
+    }
+    const givenUp = logs.find((entry) => entry.level === 50 && /given up unrecorded/.test(entry.msg))
+    expect(givenUp).toMatchObject({ smsId, attempt: 1, answer: { kind: 'accepted', refused: [] } })
+    const { accepted } = (givenUp!.answer as { accepted: { recipientIndex: number; messageId: string }[] })
+    const state = await messageState(bed.iso.owner, smsId!)
+    // Every recipient the provider took, with the id its delivery reports will carry; none of it recorded.
+    expect(accepted.map((entry) => entry.recipientIndex).sort()).toEqual(state.recipients.map((recipient) => recipient.recipientIndex).sort())
+    expect(accepted.every((entry) => /\S/.test(entry.messageId))).toBe(true)
+    expect(state.recipients.every((recipient) => recipient.providerMessageId === null)).toBe(true)
+    expect(callsFor(smsId!)).toBe(1)
+  })
+
   itPostgres('stop() finishes the attempt in flight and leaves every other due message unclaimed', async () => {
     const ids = await insertMessages(3)
     bed.fake.fail({ timeoutMs: 1000 }, 1)

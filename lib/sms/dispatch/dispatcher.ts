@@ -13,6 +13,7 @@ import { withTenant, type TenantTx } from '../../../db/tenant.js'
 import { applyDeliveryReports } from '../delivery/apply-reports.js'
 import type { SendRequest, SendResult, SmsProvider } from '../providers/provider.js'
 import { noMetrics, type MetricsRecorder } from '../../observability/metrics.js'
+import { DISPATCH_RECORD_GRACE_MS } from '../../shutdown-budget.js'
 import { renderContent } from '../sizing.js'
 import { createOutcomeWriter } from './attempt-outcome.js'
 import { startHeartbeat } from './lease-heartbeat.js'
@@ -35,6 +36,11 @@ export interface DispatcherOptions {
   concurrency?: number
   /** How long a provider answer whose recording fails is kept and its recording retried. */
   recordPatienceSeconds?: number
+  /**
+   * Once stop() is called, how much longer such a recording is retried before the answer is given up (logged for
+   * reconciliation). Default DISPATCH_RECORD_GRACE_MS, within the process's close timeout.
+   */
+  recordGraceOnStopMs?: number
   /** Provider calls and retries are counted here (plugins/metrics.ts). */
   metrics?: MetricsRecorder
 }
@@ -46,7 +52,10 @@ export interface Dispatcher {
   runOnce(): Promise<number>
   /** Sends one claimed message; exposed so tests can drive a claim directly. */
   processClaim(claim: Claim): Promise<void>
-  /** Stops claiming, lets in-flight sends finish and record, gives back claims not yet handed to the provider. */
+  /**
+   * Stops claiming, lets in-flight sends finish and record, gives back claims not yet handed to the provider. A
+   * recording that still fails `recordGraceOnStopMs` after the call is given up.
+   */
   stop(): Promise<void>
 }
 
@@ -62,7 +71,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
   const recordPatienceMs = (options.recordPatienceSeconds ?? DEFAULT_RECORD_PATIENCE_SECONDS) * 1000
+  const recordGraceOnStopMs = options.recordGraceOnStopMs ?? DISPATCH_RECORD_GRACE_MS
   let stopping = false
+  const stopGraceOver = new AbortController()
   let pass: Promise<void> | null = null
   let again = false
   const attempts = new Set<Promise<void>>()
@@ -101,16 +112,26 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   /**
    * The answer exists only in this process now: a failed write (database restart, lost connection) is retried as
-   * a write while the heartbeat keeps the lease, never as a new send. After the patience runs out the lease lapses
-   * and another pass sends again (the provider may then get it twice, as after a timeout).
+   * a write while the heartbeat keeps the lease, never as a new send. After the patience (or, on shutdown, the
+   * grace) runs out the lease lapses and another pass sends again (the provider may then get it twice, as after a
+   * timeout): the answer goes to the error log whole, so an operator can tell the two sends apart.
    */
-  function recordPatiently(claim: Claim, prepared: Prepared, result: SendResult, answeredAt: Date): Promise<boolean> {
-    return writePatiently(
-      () => withTenant(db, claim.tenantId, (trx) => outcomes.record(trx, claim, prepared.attempt, result, answeredAt)),
-      recordPatienceMs,
-      (error, delayMs) =>
-        log.warn({ err: error, smsId: claim.smsId, delayMs }, 'could not record the provider answer; retrying the write, not the send'),
-    )
+  async function recordPatiently(claim: Claim, prepared: Prepared, result: SendResult, answeredAt: Date): Promise<boolean> {
+    try {
+      return await writePatiently(
+        () => withTenant(db, claim.tenantId, (trx) => outcomes.record(trx, claim, prepared.attempt, result, answeredAt)),
+        recordPatienceMs,
+        (error, delayMs) =>
+          log.warn({ err: error, smsId: claim.smsId, delayMs }, 'could not record the provider answer; retrying the write, not the send'),
+        stopGraceOver.signal,
+      )
+    } catch (error) {
+      log.error(
+        { err: error, tenantId: claim.tenantId, smsId: claim.smsId, attempt: prepared.attempt, answeredAt, answer: result },
+        'provider answer given up unrecorded: the provider has this attempt, this service does not, and will send again',
+      )
+      throw error
+    }
   }
 
   function keepLeaseAlive(claim: Claim) {
@@ -263,8 +284,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     processClaim,
     async stop() {
       stopping = true
-      await pass
-      await Promise.allSettled([...attempts])
+      const graceTimer = setTimeout(() => stopGraceOver.abort(), recordGraceOnStopMs)
+      try {
+        await pass
+        await Promise.allSettled([...attempts])
+      } finally {
+        clearTimeout(graceTimer)
+      }
     },
   }
 }
