@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { configDefaults, defineConfig } from 'vitest/config'
+import { SlowFilesFirst } from './test/slow-files-first.js'
 
 export default defineConfig({
   test: {
@@ -8,6 +9,7 @@ export default defineConfig({
     // Autoload imports plugins and routes with import(); inlining it lets Vitest load their TypeScript sources.
     server: { deps: { inline: ['@fastify/autoload'] } },
     env: { NODE_ENV: 'test' },
+    sequence: { sequencer: SlowFilesFirst },
     // CI reads a machine-readable summary to print its closing line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: process.env.CI ? { json: 'test-results.json' } : undefined,
