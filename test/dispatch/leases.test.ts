@@ -45,6 +45,44 @@ describe('dispatch leases under faults', () => {
     return ids
   }
 
+  /**
+   * A provider that answers, and a database that goes down right after its first answer, before that answer is
+   * recorded: every connection is dropped and new ones are refused (as during a restart) until `restore()`. The
+   * engine's warnings and errors land in `logs`.
+   */
+  async function outageAfterFirstAnswer() {
+    const databaseName = new URL(bed.iso.ownerUrl).pathname.slice(1)
+    const admin = new pg.Client({ connectionString: withDatabase(bed.iso.ownerUrl, 'postgres') })
+    await admin.connect()
+    const logs: { level: number; msg: string; [field: string]: unknown }[] = []
+    const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) })
+    const live = extsms(10_000)
+    let down = false
+    const provider: SmsProvider = {
+      name: 'extsms',
+      async send(request) {
+        const result = await live.send(request)
+        if (!down) {
+          down = true
+          await admin.query(`alter database ${databaseName} allow_connections false`)
+          await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [databaseName])
+        }
+        return result
+      },
+    }
+    const restore = () => admin.query(`alter database ${databaseName} allow_connections true`)
+    return {
+      provider,
+      log,
+      logs,
+      restore,
+      async end() {
+        await restore()
+        await admin.end()
+      },
+    }
+  }
+
   itPostgres('a killed instance strands only what it had handed to the provider, and that only for one lease', async () => {
     const ids = await insertMessages(5)
     bed.fake.fail({ timeoutMs: 60_000 })
@@ -125,35 +163,16 @@ describe('dispatch leases under faults', () => {
 
   itPostgres('records an answer whose first recording failed (database restart) without calling the provider again', async () => {
     const [smsId] = await insertMessages(1)
-    const databaseName = new URL(bed.iso.ownerUrl).pathname.slice(1)
-    const admin = new pg.Client({ connectionString: withDatabase(bed.iso.ownerUrl, 'postgres') })
-    await admin.connect()
-    const logs: { level: number; msg: string }[] = []
-    const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) })
-    const live = extsms(10_000)
-    let restarted = false
-    // The provider answers; then, before the answer is recorded, the database drops every connection and refuses
-    // new ones, as during a restart.
-    const restarting: SmsProvider = {
-      name: 'extsms',
-      async send(request) {
-        const result = await live.send(request)
-        if (!restarted) {
-          restarted = true
-          await admin.query(`alter database ${databaseName} allow_connections false`)
-          await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [databaseName])
-        }
-        return result
-      },
-    }
+    const outage = await outageAfterFirstAnswer()
+    const { logs } = outage
     // The runtime pool as the service opens it: a checked-out connection whose server goes away must not end the
     // process (db/pg-client.ts listens for that).
     const runtime = bed.iso.open(4)
-    const engine = dispatcher({ db: runtime.db, provider: restarting, log, leaseSeconds: 1 })
+    const engine = dispatcher({ db: runtime.db, provider: outage.provider, log: outage.log, leaseSeconds: 1 })
     try {
       const pass = engine.runOnce().catch(() => 0)
       await until(() => logs.some((entry) => entry.level >= 40 && /record|dispatch of a message failed/.test(entry.msg)))
-      await admin.query(`alter database ${databaseName} allow_connections true`)
+      await outage.restore()
       await pass
       // The scheduler's next passes, as they would come.
       await until(async () => {
@@ -161,8 +180,7 @@ describe('dispatch leases under faults', () => {
         return (await messageState(bed.iso.owner, smsId!)).status !== 'PENDING'
       })
     } finally {
-      await admin.query(`alter database ${databaseName} allow_connections true`)
-      await admin.end()
+      await outage.end()
       await runtime.close()
     }
     expect(callsFor(smsId!)).toBe(1)
@@ -173,25 +191,12 @@ describe('dispatch leases under faults', () => {
 
   itPostgres('on stop, gives up recording an answer the database will not take after its grace, and logs the answer whole', async () => {
     const [smsId] = await insertMessages(1)
-    const databaseName = new URL(bed.iso.ownerUrl).pathname.slice(1)
-    const admin = new pg.Client({ connectionString: withDatabase(bed.iso.ownerUrl, 'postgres') })
-    await admin.connect()
-    const logs: { level: number; msg: string; [field: string]: unknown }[] = []
-    const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) })
-    const live = extsms(10_000)
-    // The provider answers; then the database refuses every connection, and stays down past the shutdown.
-    const outage: SmsProvider = {
-      name: 'extsms',
-      async send(request) {
-        const result = await live.send(request)
-        await admin.query(`alter database ${databaseName} allow_connections false`)
-        await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [databaseName])
-        return result
-      },
-    }
+    // The database stays down past the shutdown.
+    const outage = await outageAfterFirstAnswer()
+    const { logs } = outage
     const runtime = bed.iso.open(4)
     // Patience far beyond the test's own time limit: only the grace can end the wait.
-    const engine = dispatcher({ db: runtime.db, provider: outage, log, recordPatienceSeconds: 3600, recordGraceOnStopMs: 500 })
+    const engine = dispatcher({ db: runtime.db, provider: outage.provider, log: outage.log, recordPatienceSeconds: 3600, recordGraceOnStopMs: 500 })
     try {
       const pass = engine.runOnce().catch(() => 0)
       await until(() => logs.some((entry) => entry.level === 40 && /could not record the provider answer/.test(entry.msg)))
@@ -200,8 +205,7 @@ describe('dispatch leases under faults', () => {
       await engine.stop()
       await pass
     } finally {
-      await admin.query(`alter database ${databaseName} allow_connections true`)
-      await admin.end()
+      await outage.end()
       await runtime.close()
     }
     const givenUp = logs.find((entry) => entry.level === 50 && /given up unrecorded/.test(entry.msg))
