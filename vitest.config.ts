@@ -22,8 +22,9 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, 'test/topology/**', 'test/browser/**'],
           globalSetup: ['test/global-setup.ts'],
           // Vitest's default (cores - 1) runs one file at a time on a 2-core machine, though its files mostly wait on
-          // PostgreSQL and child processes. Two at a time is safe: each file works in tenants of its own, and
-          // cross-tenant work (dispatch claims, purges) runs on databases of its own (test/isolated-database.ts).
+          // PostgreSQL and child processes. Two at a time is safe: each file works in tenants of its own, dispatch
+          // (which claims any tenant's messages) runs on databases of its own (test/isolated-database.ts), and the
+          // purge of expired rows, which spans tenants, already ran every minute in any file's app.
           maxWorkers: Math.max(2, availableParallelism() - 1),
         },
       },
