@@ -76,11 +76,11 @@ const endsTransaction = (text: string) => text === 'commit' || text === 'rollbac
  * Round trips are most of a request's cost here, so it saves two kinds:
  * - A parameterised statement is prepared once per connection and then only bound and executed (StatementNames),
  *   unless it ends with PLANNED_PER_EXECUTION or prepared statements are off.
- * - A transaction's `begin`, and a statement that ends with SENT_WITH_NEXT (the request scope), are not round trips
- *   of their own. The client answers them at once and holds them back, then writes them with the transaction's
- *   next statement as one SyncedBatch (db/synced-batch.ts): one write, one Sync, so the server answers them all
- *   with one flush and a pooler forwards one answer. Every tenant request starts with `begin` and the scope
- *   statement, so each saves two round trips. Nothing held
+ * - A transaction's `begin`, and a statement that ends with SENT_WITH_NEXT (the request scope, a tenant binding),
+ *   are not round trips of their own. The client answers them at once and holds them back, then writes them with
+ *   the transaction's next statement as one SyncedBatch (db/synced-batch.ts): one write, one Sync, so the server
+ *   answers them all with one flush and a pooler forwards one answer. Every tenant transaction starts with `begin`
+ *   and the scope or the tenant binding, so each saves two round trips. Nothing held
  *   reaches the server before that next statement, so held statements dropped on release (see `createPool`)
  *   leave no transaction behind.
  *

@@ -35,7 +35,8 @@ export class StatementNames {
 /**
  * The closing comment of a statement the pg client may hold back and send in one write with the transaction's next
  * statement (db/pg-client.ts). Only for a statement whose result nobody reads and whose failure may surface on
- * that next statement: the request scope, which raises when the access token is revoked.
+ * that next statement: the request scope, which raises when the access token is revoked, and the tenant binding
+ * of work outside requests (`setTenant`).
  */
 export const SENT_WITH_NEXT = '/* sent with the next statement */'
 

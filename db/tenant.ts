@@ -16,13 +16,18 @@ export function isTenantId(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0
 }
 
-/** Binds the tenant for the rest of the transaction only (`is_local = true`), as a bound parameter. */
+/**
+ * Binds the tenant for the rest of the transaction only (`is_local = true`), as a bound parameter. Held back by the
+ * pg client and written with the transaction's next statement (SENT_WITH_NEXT): nobody reads its answer, and
+ * work outside requests (dispatch, delivery reports, login) opens a transaction for every step, so it would
+ * otherwise cost each of them a round trip.
+ */
 export async function setTenant(trx: Transaction<DB>, tenantId: number): Promise<TenantTx> {
   if (!isTenantId(tenantId)) {
     // Fail closed before any data access: no query runs without a tenant.
     throw new TenantContextMissing()
   }
-  await sql`select set_config('app.tenant_id', ${String(tenantId)}, true)`.execute(trx)
+  await sql`select set_config('app.tenant_id', ${String(tenantId)}, true) ${sql.raw(SENT_WITH_NEXT)}`.execute(trx)
   return trx as TenantTx
 }
 

@@ -71,6 +71,25 @@ export async function recordQueries<T>(work: () => Promise<T>): Promise<{ result
   }
 }
 
+/**
+ * The exchanges with the server while `work` runs: one entry per call of pg's own `query()`, each what that call
+ * wrote (a SyncedBatch is one exchange of several statements). The purge's exchanges are left out.
+ */
+export async function recordExchanges(work: () => Promise<unknown>): Promise<string[][]> {
+  const exchanges: string[][] = []
+  const query = pg.Client.prototype.query
+  const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    exchanges.push(statementsOf(args).map((recorded) => recorded.text))
+    return (query as (...forwarded: unknown[]) => unknown).apply(this, args)
+  } as typeof query)
+  try {
+    await work()
+  } finally {
+    spy.mockRestore()
+  }
+  return exchanges.filter((texts) => !texts.some(isMaintenanceStatement))
+}
+
 /** The SQL texts of `recordQueries`. */
 export async function recordStatements<T>(work: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
   const { result, queries } = await recordQueries(work)

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { TenantContextMissing } from '../../db/errors.js'
 import { withTenant, type TenantTx } from '../../db/tenant.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
-import { openTestDatabase, testEnv, useTestApp } from '../helper.js'
+import { itPostgres, openTestDatabase, testEnv, useTestApp } from '../helper.js'
+import { recordExchanges, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '../statement-recorder.js'
 
 describe('tenant isolation enforced by the database', () => {
   const app = useTestApp()
@@ -78,6 +79,24 @@ describe('tenant isolation enforced by the database', () => {
       ).rejects.toBeInstanceOf(TenantContextMissing)
     }
     expect(touched).toBe(false)
+  })
+
+  itPostgres('binds the tenant in the same exchange as the transaction’s first statement', async () => {
+    const { a, userA } = await twoTenants()
+    const exchanges = await recordExchanges(() =>
+      withTenant(app.current.db, a.id, (trx) => trx.selectFrom('users').select('id').where('id', '=', userA.id).execute()),
+    )
+    // Work outside requests (dispatch, delivery reports, login) runs a transaction per step: a binding of its own
+    // would cost each step a round trip.
+    expect(exchanges).toHaveLength(2)
+    expect(exchanges[0]).toEqual([
+      expect.stringMatching(RUNTIME_BEGIN),
+      RUNTIME_ROLE,
+      expect.stringMatching(RUNTIME_TIMEOUT),
+      expect.stringContaining(`select set_config('app.tenant_id', $1, true)`),
+      expect.stringContaining('from "users"'),
+    ])
+    expect(exchanges[1]).toEqual(['commit'])
   })
 
   it('never carries one tenant into the next use of a pooled connection', async () => {

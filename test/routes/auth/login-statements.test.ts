@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, vi } from 'vitest'
 import { insertUserWithPassword, login, registerOwner, registerStudent } from '../../auth-fixtures.js'
 import { createTenant, owner } from '../../fixtures.js'
 import { buildTestApp, itPostgres } from '../../helper.js'
+import { SENT_WITH_NEXT } from '../../../db/statement-cache.js'
 import { RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT, statementsOf } from '../../statement-recorder.js'
 
 /**
@@ -14,13 +15,19 @@ import { RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT, statementsOf } from '../.
 describe('POST /v1/login statements', () => {
   let app: FastifyInstance
   const statements: string[] = []
+  /** What each call of pg's `query()` wrote: one exchange with the server (one Sync, one answer). */
+  const exchanges: string[][] = []
   let recording = false
 
   beforeAll(async () => {
     app = await buildTestApp()
     const query = pg.Client.prototype.query
     vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      if (recording) statements.push(...statementsOf(args).map((recorded) => recorded.text.replace(/\s+/g, ' ').trim()))
+      if (recording) {
+        const texts = statementsOf(args).map((recorded) => recorded.text.replace(/\s+/g, ' ').trim())
+        statements.push(...texts)
+        exchanges.push(texts)
+      }
       return (query as (...a: unknown[]) => unknown).apply(this, args)
     } as typeof query)
   })
@@ -32,19 +39,25 @@ describe('POST /v1/login statements', () => {
     recording = false
   })
 
+  const isBackgroundJob = (text: string) => /svc_purge_expired|svc_claim_due_sms/i.test(text)
+
   /** The statements one request sends, without connection set-up and background jobs. */
   async function recorded(request: () => Promise<unknown>): Promise<string[]> {
     // Warm the pool first so that no connection set-up lands in the recording.
     await Promise.all(Array.from({ length: 3 }, () => app.inject({ method: 'GET', url: '/actuator/health' })))
     statements.length = 0
+    exchanges.length = 0
     recording = true
     await request()
     recording = false
-    return statements.filter((text) => !/svc_purge_expired|svc_claim_due_sms/i.test(text))
+    return statements.filter((text) => !isBackgroundJob(text))
   }
 
+  /** The exchanges of the last `recorded` request, as many statements as each carried. */
+  const exchangeSizes = () => exchanges.filter((texts) => !texts.some(isBackgroundJob)).map((texts) => texts.length)
+
   function expectLoginStatements(sent: string[]) {
-    const tenantScope = /^select set_config\('app\.tenant_id', \$1, true\)$/
+    const tenantScope = `select set_config('app.tenant_id', $1, true) ${SENT_WITH_NEXT}`
     // Lone statements run in a transaction of their own that sets the role: begin, statement, commit in one write.
     expect(sent).toEqual([
       expect.stringMatching(RUNTIME_BEGIN),
@@ -60,16 +73,19 @@ describe('POST /v1/login statements', () => {
       expect.stringMatching(RUNTIME_BEGIN),
       RUNTIME_ROLE,
       expect.stringMatching(RUNTIME_TIMEOUT),
-      expect.stringMatching(tenantScope),
+      tenantScope,
       expect.stringMatching(/"password_hash" from "users" where/),
       expect.stringMatching(/^commit$/i),
       expect.stringMatching(RUNTIME_BEGIN),
       RUNTIME_ROLE,
       expect.stringMatching(RUNTIME_TIMEOUT),
-      expect.stringMatching(tenantScope),
+      tenantScope,
       expect.stringMatching(/^select user_role, user_status from svc_login_open_session\(/),
       expect.stringMatching(/^commit$/i),
     ])
+    // Six round trips: the tenant binding travels with its transaction's first statement, and only the
+    // transactions of lone statements carry their commit along.
+    expect(exchangeSizes()).toEqual([5, 5, 5, 1, 5, 1])
   }
 
   itPostgres('sends 10 statements (22 with the transactions of lone statements) for a portal login that replaces a session', async () => {
