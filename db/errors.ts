@@ -39,6 +39,14 @@ export class RequestScopeRefused extends Error {
   }
 }
 
+// SQLSTATE raised by svc_check_daily_recipients and svc_reserve_daily_recipients (db/repos/sms-quota.ts).
+const QUOTA_EXCEEDED = 'SV020'
+
+/** The tenant's daily recipient quota refused a send; nothing the send wrote was committed. */
+export function isQuotaExceeded(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === QUOTA_EXCEEDED && 'severity' in error
+}
+
 /** A tenant transaction was asked for without a valid tenant id: a programming error, refused before any query. */
 export class TenantContextMissing extends Error {
   constructor() {

@@ -1,5 +1,6 @@
-import { isDataException, isDatabaseUnavailable, scopeRefusalOf, TenantContextMissing, type ScopeRefusal } from '../db/errors.js'
+import { isDataException, isDatabaseUnavailable, isQuotaExceeded, scopeRefusalOf, TenantContextMissing, type ScopeRefusal } from '../db/errors.js'
 import { AppError, type ErrorCode } from './errors.js'
+import { quotaExceeded } from './sms/daily-quota.js'
 
 const REFUSAL_CODES: Record<ScopeRefusal, ErrorCode> = {
   'unknown-identity': 'AUTH_003',
@@ -29,6 +30,8 @@ export function catalogErrorFor(error: unknown): AppError | null {
   if (error instanceof AppError) return error
   const refusal = scopeRefusalOf(error)
   if (refusal) return refusalError(refusal)
+  // The daily recipient quota, which a send's transaction checks last (on PostgreSQL, with its commit).
+  if (isQuotaExceeded(error)) return quotaExceeded()
   // Bad input the schemas let through; the transaction has rolled back, so the client gets a 400, not a 500.
   if (isDataException(error)) return new AppError('VALIDATION_FAILED', 'A value in the request is not acceptable.')
   // Unreachable, timed out or shutting down: nothing was committed, and the same request may be sent again.

@@ -184,9 +184,12 @@ export default fp(
           // The handler sent no statement, so the token check travelled with the commit or rollback: whatever the
           // handler answered, a refused token learns nothing else.
           return replaceAnswer(reply, refusalError(end.refusal))
-        case 'failed':
-          request.log.error({ err: end.error }, 'commit failed')
-          return replaceAnswer(reply, catalogErrorFor(end.error) ?? new AppError('INTERNAL_ERROR'))
+        case 'failed': {
+          const error = catalogErrorFor(end.error) ?? new AppError('INTERNAL_ERROR')
+          // A refusal the transaction's last statement carried with the commit (the daily quota) is an answer.
+          if (error.status >= 500) request.log.error({ err: end.error }, 'commit failed')
+          return replaceAnswer(reply, error)
+        }
         case 'rolled-back':
           if (end.brokenConnection) request.log.warn({ err: end.brokenConnection }, 'rollback failed')
           return payload

@@ -1,21 +1,27 @@
 import { sql } from 'kysely'
+import { SENT_WITH_NEXT } from '../statement-cache.js'
 import type { TenantTx } from '../tenant.js'
+
+// Both statements answer nothing and refuse by raising SV020 (isQuotaExceeded in db/errors.ts), so the pg client
+// holds them back and writes them with the transaction's next statement (SENT_WITH_NEXT): neither costs a round trip.
+
+/**
+ * Refuses early, before a send writes anything, when `count` recipients no longer fit into the tenant's count for
+ * the current UTC day (0: no limit). Locks nothing; `reserveDailyRecipients` decides.
+ */
+export async function checkDailyRecipients(trx: TenantTx, tenantId: number, count: number, limit: number): Promise<void> {
+  if (limit === 0) return
+  await sql`select svc_check_daily_recipients(${tenantId}::bigint, ${count}::int, ${limit}::int) ${sql.raw(SENT_WITH_NEXT)}`.execute(trx)
+}
 
 /**
  * Adds `count` recipients to the tenant's counter for the current UTC day if that stays within `limit` (0: no
- * limit). One conditional upsert: a concurrent send of the same tenant waits for this row's lock and then sees
- * the new total, so two sends can never both fit into the last free places. False (nothing changed) beyond it.
+ * limit), else the transaction fails with SV020. Locks the counter row until the transaction ends: send it as the
+ * transaction's last statement, so that it travels with the commit and other sends of the tenant never wait for a
+ * transaction still at work (db/functions/svc_reserve_daily_recipients.sql).
  */
-export async function reserveDailyRecipients(trx: TenantTx, tenantId: number, count: number, limit: number): Promise<boolean> {
-  if (limit > 0 && count > limit) return false
-  const { rows } = await sql<{ recipients: number }>`
-    insert into sms_daily_usage as u (tenant_id, day, recipients)
-    values (${tenantId}, (now() at time zone 'UTC')::date, ${count})
-    on conflict (tenant_id, day) do update
-      set recipients = u.recipients + excluded.recipients, updated_at = now()
-      where ${limit}::int = 0 or u.recipients + excluded.recipients <= ${limit}::int
-    returning u.recipients`.execute(trx)
-  return rows.length > 0
+export async function reserveDailyRecipients(trx: TenantTx, tenantId: number, count: number, limit: number): Promise<void> {
+  await sql`select svc_reserve_daily_recipients(${tenantId}::bigint, ${count}::int, ${limit}::int) ${sql.raw(SENT_WITH_NEXT)}`.execute(trx)
 }
 
 /** Gives back recipients of a cancelled message to the day it was accepted on (never below zero). */

@@ -6,7 +6,7 @@ import {
   type MessageRecord,
   type RecipientRecord,
 } from '../../db/repos/sms-messages.js'
-import { reserveDailyRecipients } from '../../db/repos/sms-quota.js'
+import { checkDailyRecipients, reserveDailyRecipients } from '../../db/repos/sms-quota.js'
 import type { StoredRecipient } from '../../db/schema.js'
 import type { TenantTx } from '../../db/tenant.js'
 import type { Env } from '../env.js'
@@ -60,17 +60,24 @@ async function senderNumberFor(trx: TenantTx, provider: SendSettings['provider']
   return setting?.senderNumber ?? null
 }
 
-/** Whole seconds until the next UTC midnight, when the daily quota starts again (at least 1). */
-export function secondsToNextUtcDay(now: Date): number {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)
-  return Math.max(1, Math.ceil((next - now.getTime()) / 1000))
-}
-
 /**
- * Stores a PENDING message and all its recipients (two statements whatever the recipient count). Dispatch is
- * not started here: the caller kicks the dispatcher after commit, so the provider never sees uncommitted rows.
+ * Stores a PENDING message and all its recipients (two statements whatever the recipient count), then counts them
+ * against the tenant's daily quota. Dispatch is not started here: the caller kicks the dispatcher after commit, so
+ * the provider never sees uncommitted rows.
+ *
+ * The quota's reservation locks the tenant's counter row until the transaction ends, so it is the transaction's last
+ * statement and travels with the commit: a send still at work never makes the tenant's other sends wait. What
+ * else the transaction records about the message (the idempotency key) goes in `alongside`, before it; the caller
+ * sends no statement after this returns. Beyond the quota the transaction fails (SV020, SMS_QUOTA_EXCEEDED: on
+ * PostgreSQL at commit, on the embedded store here), so a refused send leaves nothing behind. A send that no longer
+ * fits is refused before it writes anything.
  */
-export async function createMessage(trx: TenantTx, settings: SendSettings, draft: MessageDraft): Promise<CreatedMessage> {
+export async function createMessage(
+  trx: TenantTx,
+  settings: SendSettings,
+  draft: MessageDraft,
+  alongside?: (message: MessageRecord) => Promise<void>,
+): Promise<CreatedMessage> {
   assertRecipientCount(draft.recipients.length)
   const recipients = mergeRecipients(draft.content, draft.recipients)
   const estimate = estimateMessage(draft.content, recipients, settings.prices)
@@ -78,10 +85,7 @@ export async function createMessage(trx: TenantTx, settings: SendSettings, draft
     throw new AppError('TEMPLATE_NOT_FOUND', `No template ${draft.templateId} in this tenant.`)
   }
   const senderNumber = await senderNumberFor(trx, settings.provider)
-  // Last check before any row: the refusal rolls back the transaction, so a refused send leaves nothing behind.
-  if (!(await reserveDailyRecipients(trx, draft.tenantId, recipients.length, settings.dailyRecipients))) {
-    throw new AppError('SMS_QUOTA_EXCEEDED', undefined, { headers: { 'retry-after': String(secondsToNextUtcDay(new Date())) } })
-  }
+  await checkDailyRecipients(trx, draft.tenantId, recipients.length, settings.dailyRecipients)
   const message = await insertMessage(trx, {
     tenantId: draft.tenantId,
     senderId: draft.senderId,
@@ -100,6 +104,8 @@ export async function createMessage(trx: TenantTx, settings: SendSettings, draft
     provider: settings.provider,
   })
   await insertRecipients(trx, draft.tenantId, message.id, recipients)
+  await alongside?.(message)
+  await reserveDailyRecipients(trx, draft.tenantId, recipients.length, settings.dailyRecipients)
   return {
     message,
     recipients: recipients.map((recipient, index) => ({ ...recipient, recipientIndex: index, deliveryStatus: 'PENDING' as const })),

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { kyselyClassRoster } from '../../../db/repos/class-roster.js'
-import { findMessage, listRecipients } from '../../../db/repos/sms-messages.js'
+import { findMessage, listRecipients, type MessageRecord } from '../../../db/repos/sms-messages.js'
 import type { TenantTx } from '../../../db/tenant.js'
 import { AppError, type ErrorCode } from '../../../lib/errors.js'
 import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
@@ -63,9 +63,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     scheduledAt: parseScheduledAt(body.scheduledAt),
   })
 
-  // The key commits with the message; an immediate message is handed to the dispatcher only after that commit.
-  const created = async (request: FastifyRequest, result: CreatedMessage) => {
-    await request.completeIdempotency(result.message.id, 201)
+  // The key commits with the message (createMessage records it before the quota's reservation, which must be the
+  // transaction's last statement); an immediate message is handed to the dispatcher only after that commit.
+  const keyOf = (request: FastifyRequest) => (message: MessageRecord) => request.completeIdempotency(message.id, 201)
+  const created = (request: FastifyRequest, result: CreatedMessage) => {
     if (result.message.scheduledAt === null) request.afterCommit(() => app.dispatcher.kick())
     return toMessageResponse(result.message, result.recipients)
   }
@@ -88,8 +89,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const draft = draftOf(request, request.body)
       const resolved = await directOrGroupRecipients(request.db, draft.senderId, request.body)
-      const result = await createMessage(request.db, settings, { ...draft, ...resolved })
-      return reply.code(201).send(await created(request, result))
+      const result = await createMessage(request.db, settings, { ...draft, ...resolved }, keyOf(request))
+      return reply.code(201).send(created(request, result))
     },
   )
 
@@ -111,13 +112,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const draft = draftOf(request, request.body)
       const recipients = await classRecipients(kyselyClassRoster, request.db, request.params.classId)
-      const result = await createMessage(request.db, settings, {
-        ...draft,
-        recipients,
-        recipientGroupId: null,
-        recipientType: 'GUARDIAN',
-      })
-      return reply.code(201).send(await created(request, result))
+      const result = await createMessage(
+        request.db,
+        settings,
+        { ...draft, recipients, recipientGroupId: null, recipientType: 'GUARDIAN' },
+        keyOf(request),
+      )
+      return reply.code(201).send(created(request, result))
     },
   )
 }

@@ -1,9 +1,10 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { owner } from '../../fixtures.js'
-import { itConcurrent, useTestApp } from '../../helper.js'
-import { createClass, enrol, messageRows, minutesFromNow, post, recipientRows, recipients, send } from '../../sms-send-fixtures.js'
-import { academy } from '../../staff-fixtures.js'
+import { owner, type TenantRow } from '../../fixtures.js'
+import { until } from '../../auth-fixtures.js'
+import { itConcurrent, itPostgres, useTestApp } from '../../helper.js'
+import { createClass, enrol, keyRows, messageRows, minutesFromNow, newKey, post, recipientRows, recipients, send } from '../../sms-send-fixtures.js'
+import { academy, type Actor } from '../../staff-fixtures.js'
 
 const secondsToNextUtcDay = () => {
   const now = new Date()
@@ -79,6 +80,81 @@ describe('per-tenant daily recipient quota', () => {
     expect(answers.filter((answer) => answer.statusCode === 201)).toHaveLength(2)
     expect(answers.filter((answer) => answer.statusCode === 429)).toHaveLength(6)
     expect(await messageRows(tenant)).toHaveLength(2)
+  })
+
+  /**
+   * Holds `userId`'s row: the insert of a message that user sends waits for it in its foreign-key check, with the
+   * send's transaction open. `blockedBy(pid)` lists the sessions waiting for a lock `pid` holds.
+   */
+  async function holdUserRow(userId: number) {
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let locked!: (pid: number) => void
+    const isLocked = new Promise<number>((resolve) => (locked = resolve))
+    const holder = owner()
+      .transaction()
+      .execute(async (trx) => {
+        await sql`select 1 from users where id = ${userId} for update`.execute(trx)
+        const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)
+        locked(rows[0]!.pid)
+        await released
+      })
+    return { pid: await isLocked, release: () => (release(), holder) }
+  }
+  async function blockedBy(pid: number): Promise<number[]> {
+    const { rows } = await sql<{ pid: number }>`
+      select pid from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`.execute(owner())
+    return rows.map((row) => row.pid)
+  }
+  /** Starts a send by `sender` that stays in its transaction, waiting at its message insert, until released. */
+  async function sendHeldOpen(sender: Actor, count: number) {
+    const hold = await holdUserRow(sender.user.id)
+    const answer = send(app.current, sender, { recipients: recipients(count), title: 'T', content: 'Hi' })
+    let pid = 0
+    await until(async () => ((pid = (await blockedBy(hold.pid))[0] ?? 0), pid > 0))
+    return { pid, answer, release: hold.release }
+  }
+  const usage = async (tenant: TenantRow) =>
+    (await sql<{ recipients: number }>`select recipients from sms_daily_usage where tenant_id = ${tenant.id}`.execute(owner())).rows
+
+  itPostgres('keeps the tenant\'s counter unlocked while a send is still in its transaction, so other sends never wait for it', async () => {
+    const { tenant, owner: slowSender, manager: otherSender } = await academy(app.current)
+    const slow = await sendHeldOpen(slowSender, 2)
+    try {
+      let answered: number | null = null
+      const other = send(app.current, otherSender, { recipients: recipients(2), title: 'T', content: 'Hi' }).then((response) => {
+        answered = response.statusCode
+      })
+      // Either the other send answers, or it is seen waiting for the slow one's lock on the counter row.
+      await until(async () => answered !== null || (await blockedBy(slow.pid)).length > 0)
+      expect(answered).toBe(201)
+      await other
+    } finally {
+      await slow.release()
+    }
+    expect((await slow.answer).statusCode).toBe(201)
+    expect(await usage(tenant)).toEqual([{ recipients: 4 }])
+  })
+
+  itPostgres('refuses at commit a send whose recipients stopped fitting while it was at work, and keeps none of it', async () => {
+    const { tenant, owner: slowSender, manager: otherSender } = await academy(app.current)
+    const key = newKey()
+    const slow = await sendHeldOpen(slowSender, 2)
+    try {
+      // Fits when the slow send checked (0 + 2 of 5), and takes 4 of the 5 before the slow send reaches its commit.
+      expect((await send(app.current, otherSender, { recipients: recipients(4), title: 'T', content: 'Hi' }, key)).statusCode).toBe(201)
+    } finally {
+      await slow.release()
+    }
+    const refused = await slow.answer
+    expect(refused.statusCode).toBe(429)
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/)
+    expect(refused.json().code).toBe('SMS_QUOTA_EXCEEDED')
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
+    expect((await messageRows(tenant)).map((row) => row.senderId)).toEqual([otherSender.user.id])
+    expect(await usage(tenant)).toEqual([{ recipients: 4 }])
+    // Its idempotency key was given back with it: only the committed send's key remains.
+    expect((await keyRows(tenant)).map((row) => row.key)).toEqual([key])
   })
 
   it('counts merged recipients once: one number written five ways is one recipient', async () => {
