@@ -5,7 +5,7 @@ import { cpuSnapshot, cpuUse, describeCpu } from './cpu.js'
 import { log, measure, median, noiseIn, NOISY_RUN_RETRIES, quiet, type Measurement } from './load.js'
 import type { SeededTenant } from './seed.js'
 import { PASSWORD } from './seed.js'
-import { profileOptions, REPO_ROOT, startProcess, TSX_IMPORT } from './service.js'
+import { profileOptions, REPO_ROOT, startProcess, TSX_IMPORT, type RunningProcess } from './service.js'
 import { signAccessToken } from './tokens.js'
 
 export type BaselineKey = 'jwt' | 'db' | 'db-no-revocation' | 'bcrypt' | 'bcrypt-login'
@@ -53,8 +53,15 @@ function figure(key: BaselineKey, measured: Measurement): BaselineFigure {
   return { key, label: LABELS[key], rps: measured.rps, p50: measured.p50, p99: measured.p99, unit: 'req/s', cpu: measured.cpu }
 }
 
-function baselineEnv(target: BaselineTarget): Record<string, string> {
-  return { NODE_ENV: 'production', SVC_JWT_SECRET: target.jwtSecret, DATABASE_URL: target.databaseUrl, SVC_BCRYPT_COST: '10', SVC_DB_POOL_MAX: '10' }
+/** A baseline server (a file of bench/baselines/) on `databaseUrl`, answering once its /health does. */
+export async function startBaseline(name: string, databaseUrl: string, jwtSecret: string): Promise<RunningProcess> {
+  return startProcess({
+    name,
+    script: script(name),
+    nodeOptions: ['--import', TSX_IMPORT, ...(await profileOptions(`baseline-${name.replace(/\.ts$/, '')}`))],
+    env: { NODE_ENV: 'production', SVC_JWT_SECRET: jwtSecret, DATABASE_URL: databaseUrl, SVC_BCRYPT_COST: '10', SVC_DB_POOL_MAX: '10' },
+    healthPath: '/health',
+  })
 }
 
 async function measureServer(
@@ -63,7 +70,7 @@ async function measureServer(
   routes: { key: BaselineKey; method: 'GET' | 'POST'; path: string; connectionHeaders?: Record<string, string>[]; connectionBodies?: string[]; headers?: Record<string, string> }[],
 ): Promise<BaselineFigure[]> {
   log(`baseline ${name}: starting`)
-  const server = await startProcess({ name, script: script(name), nodeOptions: ['--import', TSX_IMPORT, ...(await profileOptions(`baseline-${name.replace(/\.ts$/, '')}`))], env: baselineEnv(target), healthPath: '/health' })
+  const server = await startBaseline(name, target.databaseUrl, target.jwtSecret)
   try {
     const figures: BaselineFigure[] = []
     for (const route of routes) {

@@ -5,6 +5,7 @@ import pg from 'pg'
 import { onCleanup, spawnTracked } from './cleanup.js'
 import { benchConfig } from './config.js'
 import { cpuSnapshot, cpuUse, describeCpu, otherCpu, waitForQuiet, type CpuUse } from './cpu.js'
+import { analyzeBenchDatabases } from './database.js'
 import type { LoadResult, LoadSpec } from './load-spec.js'
 import { REPO_ROOT, TSX_IMPORT } from './service.js'
 
@@ -41,11 +42,13 @@ async function checkpoint(): Promise<void> {
 }
 
 /**
- * Waits for the machine to be idle apart from the processes under test, and says so when it had to wait. A
- * checkpoint first: a write-heavy run (refresh, login) otherwise leaves its flush, and the host's disk work that
- * shows as steal, to whichever run comes next.
+ * Waits for the machine to be idle apart from the processes under test, and says so when it had to wait. First
+ * the planner's statistics as a live database keeps them (analyzeBenchDatabases), then a checkpoint: a write-heavy
+ * run (refresh, login) otherwise leaves its flush, and the host's disk work that shows as steal, to whichever run
+ * comes next.
  */
 export async function quiet(): Promise<void> {
+  await analyzeBenchDatabases()
   await checkpoint()
   const { busy, waitedMs } = await waitForQuiet()
   if (waitedMs > 1500) log(`  (waited ${(waitedMs / 1000).toFixed(0)} s for other work on the machine to finish; last second ${busy.toFixed(0)}% busy)`)

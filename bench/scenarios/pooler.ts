@@ -1,7 +1,10 @@
 /**
  * The same service through PgBouncer in transaction mode against a direct connection, in the same run: GET /v1/me
- * and a 10-recipient POST /v1/sms/send, the two instances side by side and measured in turns (run 1 of each, then run 2 of each, ...), so the minutes in which a
- * virtual machine runs faster or slower fall on both. Target: through the pooler >= 0.8 x direct. PgBouncer runs
+ * and a 10-recipient POST /v1/sms/send, the two instances side by side and measured in turns (run 1 of each, then
+ * run 2 of each, ...), so the minutes in which a virtual machine runs faster or slower fall on both. Target: through
+ * the pooler >= 0.8 x direct. GET /v1/me's turns also measure a hand-written baseline both ways
+ * (bench/baselines/one-exchange-ceiling.ts: the same database work as one exchange, nothing prepared either way), so
+ * the results say what PgBouncer itself leaves of a request on this machine beside what it leaves of the service's. PgBouncer runs
  * with its defaults but for the pool size, as an operator would run it; the topology suite's
  * `server_check_delay = 0` (a `select 1` before every transaction, so a fault test never meets a dead server
  * connection) is not a production setting and cost this scenario about 8 %. Debian's PgBouncer (1.18) cannot carry
@@ -16,6 +19,7 @@ import { onCleanup } from '../lib/cleanup.js'
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import type { BenchDatabase } from '../lib/database.js'
+import { startBaseline } from '../lib/baselines.js'
 import { measureAlternating, type LoadSpec, type Measurement } from '../lib/load.js'
 import { checkRun, heading, measuredRow, meRequests } from '../lib/scenario-helpers.js'
 import { loginStaff } from '../lib/seed.js'
@@ -24,11 +28,14 @@ import { standardLoad, withSeededService } from '../lib/service-scenario.js'
 import { sendBody } from './send-10k.js'
 
 const STAFF = 64
+const CEILING = 'one-exchange-ceiling.ts'
 const SEND_RECIPIENTS = 10
 
 interface Figures {
   me: Measurement
   send: Measurement
+  /** The hand-written one-exchange ceiling's GET /me (bench/baselines/one-exchange-ceiling.ts). */
+  ceiling: Measurement
 }
 
 interface Pooler {
@@ -54,22 +61,44 @@ async function startPooler(database: BenchDatabase): Promise<Pooler> {
   return { url: url.toString(), pid: bouncer.child.pid!, build }
 }
 
+type Requests = Omit<LoadSpec, 'url' | 'connections' | 'duration'>
+
 interface Instance {
   label: string
   service: RunningProcess
   watch: Record<string, number>
+  /** What this instance is asked, when it differs from the measurement's common load (a baseline's own path). */
+  requests?: Requests
 }
 
-/** The same load against each instance, measured in turns (measureAlternating), so drift favours neither. */
-async function measureInTurns(ctx: BenchContext, name: string, instances: Instance[], load: Omit<LoadSpec, 'url' | 'connections' | 'duration'>) {
+/** The same load against each instance, measured in turns (measureAlternating), so drift favours none. */
+async function measureInTurns(ctx: BenchContext, name: string, instances: Instance[], load: Requests) {
   const loads = instances.map((instance) => ({
     label: `${name} ${instance.label}`,
     watch: instance.watch,
-    spec: () => standardLoad(instance.service, load),
+    spec: () => standardLoad(instance.service, instance.requests ?? load),
   }))
   const measured = await measureAlternating(loads)
   for (const [index, instance] of instances.entries()) checkRun(ctx, `pooler ${name} ${instance.label}`, instance.service, measured[index])
   return measured
+}
+
+/**
+ * The one-exchange ceiling twice, connected directly and through the pooler, for `work`; stopped afterwards.
+ * Measured in the same turns as the service, it tells what PgBouncer itself leaves of a request on this machine.
+ */
+async function withCeilings<T>(ctx: BenchContext, directUrl: string, pooledUrl: string, work: (direct: RunningProcess, pooled: RunningProcess) => Promise<T>): Promise<T> {
+  const direct = await startBaseline(CEILING, directUrl, ctx.jwtSecret)
+  try {
+    const pooled = await startBaseline(CEILING, pooledUrl, ctx.jwtSecret)
+    try {
+      return await work(direct, pooled)
+    } finally {
+      await pooled.stop()
+    }
+  } finally {
+    await direct.stop()
+  }
 }
 
 /**
@@ -92,7 +121,15 @@ async function measureBoth(ctx: BenchContext, database: BenchDatabase, pooler: P
             { label: 'direct', service: directService, watch: { service: directService.pid } },
             { label: 'pgbouncer', service: pooledService, watch: { service: pooledService.pid, pgbouncer: pooler.pid } },
           ]
-          const [directMe, pooledMe] = await measureInTurns(ctx, 'GET /v1/me', instances, requests)
+          // The ceiling takes the same bearer tokens: one database, one signing secret.
+          const ceilingRequests = { ...requests, path: '/me' }
+          const [directMe, pooledMe, directCeiling, pooledCeiling] = await withCeilings(ctx, database.url, pooler.url, (direct, pooled) =>
+            measureInTurns(ctx, 'GET /v1/me', [
+              ...instances,
+              { label: 'ceiling direct', service: direct, watch: { ceiling: direct.pid }, requests: ceilingRequests },
+              { label: 'ceiling pgbouncer', service: pooled, watch: { ceiling: pooled.pid, pgbouncer: pooler.pid }, requests: ceilingRequests },
+            ], requests),
+          )
           const [directSend, pooledSend] = await measureInTurns(ctx, 'POST /v1/sms/send', instances, {
             method: 'POST',
             path: '/v1/sms/send',
@@ -101,7 +138,10 @@ async function measureBoth(ctx: BenchContext, database: BenchDatabase, pooler: P
             connectionHeaders: requests.connectionHeaders,
             uniqueHeader: 'idempotency-key',
           })
-          return { direct: { me: directMe!, send: directSend! }, pooled: { me: pooledMe!, send: pooledSend! } }
+          return {
+            direct: { me: directMe!, send: directSend!, ceiling: directCeiling! },
+            pooled: { me: pooledMe!, send: pooledSend!, ceiling: pooledCeiling! },
+          }
         })
       ).result
     })
@@ -131,6 +171,11 @@ export async function pooler(ctx: BenchContext): Promise<void> {
   const through = build.preparedStatements ? `PgBouncer ${build.release} with prepared statements` : 'PgBouncer'
   ctx.addRow(comparedRow(`GET /v1/me through ${through} (transaction mode)`, pooled.me, direct.me))
   ctx.addRow(comparedRow(`POST /v1/sms/send, ${SEND_RECIPIENTS} recipients, through ${through}`, pooled.send, direct.send))
+  ctx.addRow({
+    ...comparedRow(`one-exchange ceiling, GET /me through ${through} (hand-written)`, pooled.ceiling, direct.ceiling),
+    target: '(context: what the pooler leaves of a request here)',
+    met: null,
+  })
 }
 
 if (isMain(import.meta.url)) await runStandalone(pooler)
