@@ -36,7 +36,7 @@ export async function call(base: string, method: string, path: string, options: 
     headers['content-type'] ??= 'application/json'
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
   }
-  const response = await fetch(`${base}${path}`, { method, headers, body, signal: AbortSignal.timeout(20_000) })
+  const response = await fetchRetryingIdempotent(`${base}${path}`, { method, headers, body, signal: AbortSignal.timeout(20_000) })
   const text = await response.text()
   let json: unknown
   try {
@@ -45,6 +45,22 @@ export async function call(base: string, method: string, path: string, options: 
     json = undefined
   }
   return { status: response.status, headers: response.headers, text, json, servedBy: response.headers.get('x-served-by') }
+}
+
+/**
+ * fetch, sent again once on a new connection when it was an idempotent request (GET, HEAD) whose kept-alive
+ * connection closed as it went out, as browsers and HTTP client libraries do. HAProxy closes a client's idle
+ * connection whose server connection died (an instance killed a moment ago): a request racing that close fails
+ * without an answer ("other side closed"), which says nothing about the service.
+ */
+async function fetchRetryingIdempotent(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init)
+  } catch (error) {
+    const cause = (error as { cause?: { code?: unknown } }).cause
+    if (!['GET', 'HEAD'].includes(init.method ?? 'GET') || cause?.code !== 'UND_ERR_SOCKET') throw error
+    return fetch(url, init)
+  }
 }
 
 /** A cookie the answer set (`Set-Cookie`), by name. */
