@@ -29,13 +29,17 @@ export interface LentTransaction {
  */
 class LentConnection implements DatabaseConnection {
   #client: pg.PoolClient | null
+  /** The statement last sent, until it is answered: the end waits for it (see `end`). */
+  #inFlight: Promise<unknown> | null = null
 
   constructor(client: pg.PoolClient) {
     this.#client = client
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.#lent().query(compiled.sql, compiled.parameters as unknown[])
+    const sent: Promise<pg.QueryResult> = this.#lent().query(compiled.sql, compiled.parameters as unknown[])
+    this.#inFlight = sent
+    const result = await sent
     const { command, rowCount, rows } = result
     return {
       numAffectedRows: AFFECTING_ROWS.has(command) ? BigInt(rowCount ?? 0) : undefined,
@@ -47,7 +51,14 @@ class LentConnection implements DatabaseConnection {
     throw new Error('streaming is not available in a request transaction')
   }
 
+  /**
+   * A client that hangs up has its request's transaction ended by the request's safety net while the handler's
+   * statement may still be on the wire. The end waits for that statement's answer first: the pg client updates the
+   * connection's state when an answer arrives (a read that ended its read-only transaction marks it ended), and that
+   * must happen while the connection is still lent, never after its next user has taken it.
+   */
   async end(statement: 'commit' | 'rollback'): Promise<void> {
+    await this.#inFlight?.catch(() => undefined)
     await this.#lent().query(statement, [])
   }
 

@@ -8,6 +8,10 @@ export interface TcpProxy {
   freeze(): void
   /** Forwards again, including what was held. */
   thaw(): void
+  /** Stops forwarding the server's answers only; what the client sends still reaches the server. */
+  holdReplies(): void
+  /** Forwards the answers held since holdReplies, at once: the client reads them together. */
+  releaseReplies(): void
   close(): Promise<void>
 }
 
@@ -15,6 +19,7 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }, options: { frozen?: boolean } = {}): Promise<TcpProxy> {
   let frozen = options.frozen ?? false
   const sockets = new Set<net.Socket>()
+  const upstreams = new Set<net.Socket>()
   const held: Array<() => void> = []
 
   const server = net.createServer((client) => {
@@ -24,8 +29,10 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
     const connect = () => {
       const upstream = net.connect(target.port, target.host)
       sockets.add(upstream)
+      upstreams.add(upstream)
       upstream.on('close', () => {
         sockets.delete(upstream)
+        upstreams.delete(upstream)
         client.destroy()
       })
       upstream.on('error', () => upstream.destroy())
@@ -61,6 +68,12 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
       frozen = false
       for (const socket of sockets) socket.resume()
       for (const connect of held.splice(0)) connect()
+    },
+    holdReplies() {
+      for (const upstream of upstreams) upstream.pause()
+    },
+    releaseReplies() {
+      for (const upstream of upstreams) upstream.resume()
     },
     async close() {
       for (const socket of sockets) socket.destroy()

@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { describe, expect, it } from 'vitest'
+import { sql } from 'kysely'
+import { describe, expect, inject, it } from 'vitest'
+import { openPostgres } from '../../db/database.js'
 import { RequestScopeRefused } from '../../db/errors.js'
 import { openRequestTransaction, withRequestTransaction } from '../../db/request-transaction.js'
 import { createTenant, insertUser, owner, unique } from '../fixtures.js'
+import { until } from '../auth-fixtures.js'
 import { itPostgres, useTestApp } from '../helper.js'
+import { startTcpProxy } from '../tcp-proxy.js'
+import { endsReadOnlyTransaction } from '../../db/statement-cache.js'
 import type { TenantTx } from '../../db/tenant.js'
 
 /** db/request-transaction.ts: the one function that ends a request transaction, and what it reports. */
@@ -55,6 +60,48 @@ describe('request transaction', () => {
       expect(await transaction.end(wanted)).toEqual({ outcome: 'refused', refusal: 'revoked' })
     }
   })
+
+  for (const preparedStatements of [true, false]) {
+    itPostgres(`ends a transaction whose last read is still on the wire only after its answer, so the connection's next user starts clean (prepared statements ${preparedStatements ? 'on' : 'off'})`, async () => {
+      // One connection, through a proxy that can hold the server's answers.
+      const target = new URL(inject('runtimeDatabaseUrl'))
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
+      const name = `svc_end_waits_${preparedStatements}`
+      const url = new URL(proxy.through(target.toString()))
+      url.searchParams.set('application_name', name)
+      const database = openPostgres(url.toString(), 1, { preparedStatements })
+      const lastStatement = async () =>
+        (await sql<{ query: string }>`select query from pg_stat_activity where application_name = ${name}`.execute(owner())).rows[0]?.query
+      try {
+        const { scope } = await caller()
+        const transaction = await openRequestTransaction(database.db, { ...scope, readOnly: true })
+        proxy.holdReplies()
+        const read = sql<{ n: number }>`select ${7}::int as n ${endsReadOnlyTransaction}`.execute(transaction.db)
+        // The server has run the read (its batch ends with the commit); its answer is held.
+        await until(async () => (await lastStatement()) === 'commit')
+        // As when a client hangs up: the request's safety net ends the transaction while its read is on the wire.
+        const ended = transaction.end('rollback')
+        // The end writes nothing before the read's answer has arrived and been taken in (an end that did not wait
+        // reached the server at once; when both answers then arrived together, the client took in the read's after
+        // the connection had gone back to the pool, and refused its next user's statements).
+        const endReachedServer = await until(async () => (await lastStatement()) === 'rollback', 300).then(
+          () => true,
+          () => false,
+        )
+        expect(endReachedServer).toBe(false)
+        proxy.releaseReplies()
+        expect((await read).rows).toEqual([{ n: 7 }])
+        expect(await ended).toEqual({ outcome: 'rolled-back' })
+        const next = await openRequestTransaction(database.db, scope)
+        expect((await sql<{ n: number }>`select ${8}::int as n`.execute(next.db)).rows).toEqual([{ n: 8 }])
+        expect(await next.end('commit')).toEqual({ outcome: 'committed' })
+      } finally {
+        proxy.releaseReplies()
+        await database.close()
+        await proxy.close()
+      }
+    })
+  }
 
   it('ends once: a second end answers what the first did', async () => {
     const { scope } = await caller()
