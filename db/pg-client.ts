@@ -261,55 +261,10 @@ export class ServiceClient extends pg.Client {
   }
 
   /**
-   * Writes `statements` in one write and waits for every answer. Never rejects: a connection that breaks (or a read
-   * timeout) fails every statement with its error.
-   *
-   * Where nothing is prepared (behind a transaction pooler), a transaction's opening (begin, role, time limit) goes
-   * ahead of the rest as one simple-protocol Query: one message instead of twelve for the pooler to forward and for
-   * PostgreSQL to parse, bind and describe, for one more answer packet. Through PgBouncer 1.18 that raised GET
-   * /v1/me's exchanges by about a tenth (bench/tools/pooler-statements.ts, `batch6set` against `qbatch`); on a
-   * direct connection with prepared statements the one batch stays cheaper for the client.
+   * Writes `statements` as one SyncedBatch and waits for every answer. Never rejects: a connection that breaks
+   * (or a read timeout) fails every statement with its error.
    */
   #sendBatch(statements: QueryArgs[]): Promise<BatchOutcome[]> {
-    const opening = this.#statements === null ? this.#openingLength(statements) : 0
-    return opening > 1 ? this.#sendOpened(statements.slice(0, opening), statements.slice(opening)) : this.#sendSynced(statements)
-  }
-
-  /** How many of `statements`, from the first, are a transaction's opening statements (`beginStatements`). */
-  #openingLength(statements: QueryArgs[]): number {
-    const opening = statements[0] === this.#beginReadOnly[0] ? this.#beginReadOnly : this.#begin
-    let length = 0
-    while (length < opening.length && statements[length] === opening[length]) length++
-    return length
-  }
-
-  /**
-   * The opening as one simple Query, then the rest as a SyncedBatch, in one write (the stream is corked around
-   * both). If the opening fails, its transaction is aborted, so the server refuses what follows: the rest counts as
-   * skipped, as in a single batch.
-   */
-  async #sendOpened(opening: QueryArgs[], rest: QueryArgs[]): Promise<BatchOutcome[]> {
-    const stream = (this.connection as unknown as { stream: { cork(): void; uncork(): void } }).stream
-    stream.cork()
-    let opened: Promise<{ error: unknown } | null>
-    let answered: Promise<BatchOutcome[]>
-    try {
-      opened = (this.#send([opening.map(([text]) => text).join('; ')]) as Promise<unknown>).then(
-        () => null,
-        (error: unknown) => ({ error }),
-      )
-      answered = this.#sendSynced(rest)
-    } finally {
-      stream.uncork()
-    }
-    const [failure, outcomes] = await Promise.all([opened, answered])
-    if (!failure) return [...opening.map((): BatchOutcome => OPENED), ...outcomes]
-    const skipped = (): BatchOutcome => ({ status: 'skipped' })
-    return [{ status: 'failed', error: failure.error }, ...opening.slice(1).map(skipped), ...rest.map(skipped)]
-  }
-
-  /** Writes `statements` as one SyncedBatch; never rejects, as `#sendBatch`. */
-  #sendSynced(statements: QueryArgs[]): Promise<BatchOutcome[]> {
     const batch = new SyncedBatch(statements.map(batchStatement))
     return new Promise((resolve) => {
       batch.callback = (error, outcomes) => {
@@ -343,9 +298,6 @@ export class ServiceClient extends pg.Client {
 }
 
 type Answered = Extract<BatchOutcome, { status: 'answered' }>
-
-// The answer to an opening statement sent as part of one simple Query (#sendOpened): nobody reads it.
-const OPENED: BatchOutcome = { status: 'answered', result: { command: 'SET', rowCount: null, rows: [], fields: [] } as unknown as pg.QueryResult }
 
 function firstFailure(outcomes: BatchOutcome[]): { error: unknown } | null {
   const failed = outcomes.find((outcome) => outcome.status === 'failed')
