@@ -52,23 +52,28 @@ function withoutMaintenance(queries: RecordedQuery[]): RecordedQuery[] {
   return kept
 }
 
+/** Runs `work` and tells `seen` of every call of pg's own `query()` meanwhile (the client and what it wrote). */
+async function watchingQueries<T>(seen: (client: pg.Client, args: unknown[]) => void, work: () => Promise<T>): Promise<T> {
+  const query = pg.Client.prototype.query
+  const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    seen(this, args)
+    return (query as (...forwarded: unknown[]) => unknown).apply(this, args)
+  } as typeof query)
+  try {
+    return await work()
+  } finally {
+    spy.mockRestore()
+  }
+}
+
 /**
  * The SQL statements the pg driver sends while `work` runs, with their values. Only the PostgreSQL store has a pg
  * driver to observe: use it in `itPostgres` tests.
  */
 export async function recordQueries<T>(work: () => Promise<T>): Promise<{ result: T; queries: RecordedQuery[] }> {
   const queries: RecordedQuery[] = []
-  const query = pg.Client.prototype.query
-  const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    queries.push(...statementsOf(args))
-    return (query as (...forwarded: unknown[]) => unknown).apply(this, args)
-  } as typeof query)
-  try {
-    const result = await work()
-    return { result, queries: withoutMaintenance(queries) }
-  } finally {
-    spy.mockRestore()
-  }
+  const result = await watchingQueries((_client, args) => queries.push(...statementsOf(args)), work)
+  return { result, queries: withoutMaintenance(queries) }
 }
 
 /**
@@ -77,16 +82,7 @@ export async function recordQueries<T>(work: () => Promise<T>): Promise<{ result
  */
 export async function recordExchanges(work: () => Promise<unknown>): Promise<string[][]> {
   const exchanges: string[][] = []
-  const query = pg.Client.prototype.query
-  const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    exchanges.push(statementsOf(args).map((recorded) => recorded.text))
-    return (query as (...forwarded: unknown[]) => unknown).apply(this, args)
-  } as typeof query)
-  try {
-    await work()
-  } finally {
-    spy.mockRestore()
-  }
+  await watchingQueries((_client, args) => exchanges.push(statementsOf(args).map((recorded) => recorded.text)), work)
   return exchanges.filter((texts) => !texts.some(isMaintenanceStatement))
 }
 
@@ -102,16 +98,9 @@ export async function recordStatements<T>(work: () => Promise<T>): Promise<{ res
  */
 export async function connectionOf(work: () => Promise<unknown>): Promise<pg.Client> {
   let captured: pg.Client | undefined
-  const query = pg.Client.prototype.query
-  const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    captured ??= this
-    return (query as (...forwarded: unknown[]) => unknown).apply(this, args)
-  } as typeof query)
-  try {
-    await work()
-  } finally {
-    spy.mockRestore()
-  }
+  await watchingQueries((client) => {
+    captured ??= client
+  }, work)
   if (!captured) throw new Error('no statement was sent')
   return captured
 }

@@ -7,6 +7,7 @@ import jwt from '@fastify/jwt'
 import bcrypt from 'bcrypt'
 import Fastify from 'fastify'
 import { randomUUID } from 'node:crypto'
+import { serve } from './jwt-app.js'
 import { baselineSettings } from './settings.js'
 
 const settings = baselineSettings()
@@ -38,5 +39,4 @@ app.post<{ Body: { userLoginId: string; password: string } }>('/login', { schema
   return { accessExpiresIn: 3600, refreshExpiresIn: 604_800, user: { id: 1, userLoginId, name: 'Bench', role: 'MANAGER', tenantSlug: 'bench' } }
 })
 
-await app.listen({ host: '127.0.0.1', port: settings.port })
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)))
+await serve(app, settings)

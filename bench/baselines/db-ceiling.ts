@@ -6,19 +6,13 @@
  *   GET /me                         the ceiling (the service's target is 0.9 x this)
  *   GET /me-without-revocation      the same without the revoked-token lookup (the stretch target)
  */
-import jwt from '@fastify/jwt'
-import Fastify, { type FastifyReply } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import pg from 'pg'
+import { serve, verifyingApp, type Claims } from './jwt-app.js'
 import { baselineSettings } from './settings.js'
 
 const settings = baselineSettings()
 if (!settings.databaseUrl) throw new Error('DATABASE_URL is required')
-
-interface Claims {
-  sub: string
-  tenant_id: number
-  jti: string
-}
 
 // Same pool size as the service's default (SVC_DB_POOL_MAX 10); every connection switches to the runtime role once.
 const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: settings.poolMax })
@@ -26,11 +20,7 @@ pool.on('connect', (client) => {
   void client.query('set role svc_app')
 })
 
-const app = Fastify({ logger: false })
-await app.register(jwt, {
-  secret: settings.jwtSecret,
-  verify: { algorithms: ['HS256'], allowedIss: settings.issuer, requiredClaims: ['iss', 'iat', 'exp'] },
-})
+const app = await verifyingApp(settings)
 
 const USER = 'select id, tenant_id, user_login_id, name, phone, role, status, avatar_seed from users where id = $1'
 
@@ -66,5 +56,4 @@ app.get('/me', async (request, reply) => me(await request.jwtVerify<Claims>(), t
 app.get('/me-without-revocation', async (request, reply) => me(await request.jwtVerify<Claims>(), false, reply))
 
 app.addHook('onClose', () => pool.end())
-await app.listen({ host: '127.0.0.1', port: settings.port })
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)))
+await serve(app, settings)

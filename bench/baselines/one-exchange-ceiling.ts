@@ -8,27 +8,16 @@
  *
  *   GET /me
  */
-import jwt from '@fastify/jwt'
-import Fastify from 'fastify'
 import pg from 'pg'
+import { serve, verifyingApp, type Claims } from './jwt-app.js'
 import { baselineSettings } from './settings.js'
 
 const settings = baselineSettings()
 if (!settings.databaseUrl) throw new Error('DATABASE_URL is required')
 
-interface Claims {
-  sub: string
-  tenant_id: number
-  jti: string
-}
-
 const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: settings.poolMax })
 
-const app = Fastify({ logger: false })
-await app.register(jwt, {
-  secret: settings.jwtSecret,
-  verify: { algorithms: ['HS256'], allowedIss: settings.issuer, requiredClaims: ['iss', 'iat', 'exp'] },
-})
+const app = await verifyingApp(settings)
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -62,5 +51,4 @@ app.get('/me', async (request, reply) => {
 })
 
 app.addHook('onClose', () => pool.end())
-await app.listen({ host: '127.0.0.1', port: settings.port })
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)))
+await serve(app, settings)
