@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import { describe, expect } from 'vitest'
 import { decodeJwt, refresh, uniqueAddress, until } from '../../auth-fixtures.js'
-import { owner } from '../../fixtures.js'
 import { itConcurrent, itPostgres, useTestApp } from '../../helper.js'
+import { blockedBy, holdLocks } from '../../lock-holder.js'
 import { portalUser } from './portal-users.js'
 
 /**
@@ -19,28 +19,13 @@ describe('POST /v1/refresh and the address budget', () => {
     const slowSid = decodeJwt(slow.refreshToken).sid as string
 
     // Hold the slow session's row, as a rotation still running would: its refresh waits inside its statement.
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    let locked!: (holderPid: number) => void
-    const isLocked = new Promise<number>((resolve) => (locked = resolve))
-    const holder = owner()
-      .transaction()
-      .execute(async (trx) => {
-        await sql`select set_config('app.tenant_id', ${String(decodeJwt(slow.refreshToken).tenant_id)}, true)`.execute(trx)
-        await sql`select 1 from sessions where sid = ${slowSid}::uuid for update`.execute(trx)
-        const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)
-        locked(rows[0]!.pid)
-        await released
-      })
+    const holder = await holdLocks(async (trx) => {
+      await sql`select set_config('app.tenant_id', ${String(decodeJwt(slow.refreshToken).tenant_id)}, true)`.execute(trx)
+      await sql`select 1 from sessions where sid = ${slowSid}::uuid for update`.execute(trx)
+    })
     try {
-      const holderPid = await isLocked
       const slowRefresh = refresh(app.current, slow.refreshToken, { remoteAddress: address })
-      await until(async () => {
-        const { rows } = await sql<{ waiting: number }>`
-          select count(*)::int as waiting from pg_stat_activity
-          where ${holderPid}::int = any(pg_blocking_pids(pid)) and query like '%svc_rotate_session%'`.execute(owner())
-        return rows[0]!.waiting > 0
-      })
+      await until(async () => (await blockedBy(holder.pid)).some((waiting) => waiting.query.includes('svc_rotate_session')))
 
       const answered = await Promise.race([
         refresh(app.current, other.refreshToken, { remoteAddress: address }).then((result) => result.response.statusCode),
@@ -48,11 +33,10 @@ describe('POST /v1/refresh and the address budget', () => {
       ])
       expect(answered).toBe(200)
 
-      release()
+      await holder.release()
       expect((await slowRefresh).response.statusCode).toBe(200)
     } finally {
-      release()
-      await holder
+      await holder.release()
     }
   })
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { owner, type TenantRow } from '../../fixtures.js'
 import { until } from '../../auth-fixtures.js'
 import { itConcurrent, itPostgres, useTestApp } from '../../helper.js'
+import { blockedBy, holdLocks } from '../../lock-holder.js'
 import { createClass, enrol, keyRows, messageRows, minutesFromNow, newKey, post, recipientRows, recipients, send } from '../../sms-send-fixtures.js'
 import { academy, type Actor } from '../../staff-fixtures.js'
 
@@ -82,36 +83,13 @@ describe('per-tenant daily recipient quota', () => {
     expect(await messageRows(tenant)).toHaveLength(2)
   })
 
-  /**
-   * Holds `userId`'s row: the insert of a message that user sends waits for it in its foreign-key check, with the
-   * send's transaction open. `blockedBy(pid)` lists the sessions waiting for a lock `pid` holds.
-   */
-  async function holdUserRow(userId: number) {
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    let locked!: (pid: number) => void
-    const isLocked = new Promise<number>((resolve) => (locked = resolve))
-    const holder = owner()
-      .transaction()
-      .execute(async (trx) => {
-        await sql`select 1 from users where id = ${userId} for update`.execute(trx)
-        const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)
-        locked(rows[0]!.pid)
-        await released
-      })
-    return { pid: await isLocked, release: () => (release(), holder) }
-  }
-  async function blockedBy(pid: number): Promise<number[]> {
-    const { rows } = await sql<{ pid: number }>`
-      select pid from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`.execute(owner())
-    return rows.map((row) => row.pid)
-  }
   /** Starts a send by `sender` that stays in its transaction, waiting at its message insert, until released. */
   async function sendHeldOpen(sender: Actor, count: number) {
-    const hold = await holdUserRow(sender.user.id)
+    // Holds the sender's user row: the message insert's foreign-key check waits for it, mid-transaction.
+    const hold = await holdLocks((trx) => sql`select 1 from users where id = ${sender.user.id} for update`.execute(trx))
     const answer = send(app.current, sender, { recipients: recipients(count), title: 'T', content: 'Hi' })
     let pid = 0
-    await until(async () => ((pid = (await blockedBy(hold.pid))[0] ?? 0), pid > 0))
+    await until(async () => ((pid = (await blockedBy(hold.pid))[0]?.pid ?? 0), pid > 0))
     return { pid, answer, release: hold.release }
   }
   const usage = async (tenant: TenantRow) =>
