@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify'
-import pg from 'pg'
-import { afterAll, afterEach, beforeAll, describe, expect, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { insertUserWithPassword, login, registerOwner, registerStudent } from '../../auth-fixtures.js'
 import { createTenant, owner } from '../../fixtures.js'
 import { buildTestApp, itPostgres } from '../../helper.js'
 import { SENT_WITH_NEXT } from '../../../db/statement-cache.js'
-import { RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT, statementsOf } from '../../statement-recorder.js'
+import { recordExchanges, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '../../statement-recorder.js'
 
 /**
  * Every statement of a login takes CPU from its bcrypt comparison (the login benchmark runs at the bcrypt ceiling),
@@ -14,52 +13,32 @@ import { RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT, statementsOf } from '../.
  */
 describe('POST /v1/login statements', () => {
   let app: FastifyInstance
-  const statements: string[] = []
-  /** What each call of pg's `query()` wrote: one exchange with the server (one Sync, one answer). */
-  const exchanges: string[][] = []
-  let recording = false
-
   beforeAll(async () => {
     app = await buildTestApp()
-    const query = pg.Client.prototype.query
-    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      if (recording) {
-        const texts = statementsOf(args).map((recorded) => recorded.text.replace(/\s+/g, ' ').trim())
-        statements.push(...texts)
-        exchanges.push(texts)
-      }
-      return (query as (...a: unknown[]) => unknown).apply(this, args)
-    } as typeof query)
   })
   afterAll(async () => {
-    vi.restoreAllMocks()
     await app?.close()
-  })
-  afterEach(() => {
-    recording = false
   })
 
   const isBackgroundJob = (text: string) => /svc_purge_expired|svc_claim_due_sms/i.test(text)
 
-  /** The statements one request sends, without connection set-up and background jobs. */
-  async function recorded(request: () => Promise<unknown>): Promise<string[]> {
+  /**
+   * What one request sends, exchange by exchange (one write, one Sync, one answer each), without connection set-up
+   * and background jobs.
+   */
+  async function recorded(request: () => Promise<unknown>): Promise<string[][]> {
     // Warm the pool first so that no connection set-up lands in the recording.
     await Promise.all(Array.from({ length: 3 }, () => app.inject({ method: 'GET', url: '/actuator/health' })))
-    statements.length = 0
-    exchanges.length = 0
-    recording = true
-    await request()
-    recording = false
-    return statements.filter((text) => !isBackgroundJob(text))
+    const exchanges = await recordExchanges(request)
+    return exchanges
+      .map((texts) => texts.map((text) => text.replace(/\s+/g, ' ').trim()))
+      .filter((texts) => !texts.some(isBackgroundJob))
   }
 
-  /** The exchanges of the last `recorded` request, as many statements as each carried. */
-  const exchangeSizes = () => exchanges.filter((texts) => !texts.some(isBackgroundJob)).map((texts) => texts.length)
-
-  function expectLoginStatements(sent: string[]) {
+  function expectLoginStatements(exchanges: string[][]) {
     const tenantScope = `select set_config('app.tenant_id', $1, true) ${SENT_WITH_NEXT}`
     // Lone statements run in a transaction of their own that sets the role: begin, statement, commit in one write.
-    expect(sent).toEqual([
+    expect(exchanges.flat()).toEqual([
       expect.stringMatching(RUNTIME_BEGIN),
       RUNTIME_ROLE,
       expect.stringMatching(RUNTIME_TIMEOUT),
@@ -85,7 +64,7 @@ describe('POST /v1/login statements', () => {
     ])
     // Six round trips: the tenant binding travels with its transaction's first statement, and only the
     // transactions of lone statements carry their commit along.
-    expect(exchangeSizes()).toEqual([5, 5, 5, 1, 5, 1])
+    expect(exchanges.map((texts) => texts.length)).toEqual([5, 5, 5, 1, 5, 1])
   }
 
   itPostgres('sends 10 statements (22 with the transactions of lone statements) for a portal login that replaces a session', async () => {
@@ -115,9 +94,11 @@ describe('POST /v1/login statements', () => {
   itPostgres('opens a registration\'s session with the same statement as a login\'s (one path for both)', async () => {
     const tenant = await createTenant()
     let status = 0
-    const sent = await recorded(async () => {
-      status = (await registerStudent(app, tenant.slug)).response.statusCode
-    })
+    const sent = (
+      await recorded(async () => {
+        status = (await registerStudent(app, tenant.slug)).response.statusCode
+      })
+    ).flat()
     expect(status).toBe(201)
     expect(sent.filter((text) => /svc_login_open_session/.test(text))).toEqual([
       expect.stringMatching(/^select user_role, user_status from svc_login_open_session\(/),
