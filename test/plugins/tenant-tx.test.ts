@@ -2,12 +2,15 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTenant, owner, unique } from '../fixtures.js'
-import { buildAppWith } from '../helper.js'
+import { reserveDailyRecipients } from '../../db/repos/sms-quota.js'
+import { buildAppWith, itPostgres } from '../helper.js'
 import { actor } from '../staff-fixtures.js'
 
 describe('tenant transaction plugin', () => {
   let app: FastifyInstance
   const events: string[] = []
+  const errorsLogged: string[] = []
+  const watched = Symbol('errorsWatched')
 
   beforeAll(async () => {
     app = await buildAppWith(async (test) => {
@@ -15,6 +18,15 @@ describe('tenant transaction plugin', () => {
       test.addHook('onRequest', async (request) => {
         const header = request.headers['x-test-tenant']
         if (typeof header === 'string') request.tenantId = Number(header)
+        // What requests log at error level, by message (a request's logger may be shared: wrapped once).
+        const log = request.log as typeof request.log & { [watched]?: true }
+        if (log[watched]) return
+        const logError = log.error.bind(log)
+        log.error = ((...args: Parameters<typeof logError>) => {
+          errorsLogged.push(String(args.find((arg) => typeof arg === 'string') ?? ''))
+          return logError(...args)
+        }) as typeof log.error
+        log[watched] = true
       })
       const body = Type.Object({ loginId: Type.String(), fail: Type.Optional(Type.Boolean()) })
       test.post('/test/users', { config: { auth: false, tenant: true }, schema: { body } }, async (request, reply) => {
@@ -39,6 +51,16 @@ describe('tenant transaction plugin', () => {
         events.push(`${loginId}:inserted`)
         await new Promise((resolve) => setTimeout(resolve, 300))
         return { ok: true }
+      })
+      // A refusal that travels with the commit: a quota reservation that cannot fit, held for the commit.
+      test.post('/test/refused-at-commit', { config: { auth: false, tenant: true }, schema: { body } }, async (request, reply) => {
+        const { loginId } = request.body as { loginId: string }
+        await request.db
+          .insertInto('users')
+          .values({ tenantId: request.tenantId!, userLoginId: loginId, passwordHash: 'x', name: 'n', role: 'STUDENT', avatarSeed: 's', updatedAt: new Date() })
+          .execute()
+        await reserveDailyRecipients(request.db, request.tenantId!, 3, 1)
+        return reply.code(201).send({ ok: true })
       })
       test.get('/test/no-tenant-route', { config: { auth: false } }, async (request) => {
         return { tenant: request.db ? 'unexpected' : 'none' }
@@ -108,6 +130,19 @@ describe('tenant transaction plugin', () => {
     expect(await pending).toBe('aborted')
     await new Promise((resolve) => setTimeout(resolve, 600))
     expect(await exists(loginId)).toBe(false)
+  })
+
+  itPostgres('answers a refusal that the commit carried with its catalog problem, keeps nothing, and logs no error', async () => {
+    const tenant = await createTenant()
+    const loginId = unique('refused')
+    errorsLogged.length = 0
+    const response = await app.inject({ method: 'POST', url: '/test/refused-at-commit', headers: { 'x-test-tenant': String(tenant.id) }, payload: { loginId } })
+    expect(response.statusCode).toBe(429)
+    expect(response.json()).toMatchObject({ code: 'SMS_QUOTA_EXCEEDED' })
+    expect(Number(response.headers['retry-after'])).toBeGreaterThan(0)
+    expect(await exists(loginId)).toBe(false)
+    // An answer to the client, not a fault of the service: the log at error level stays for faults.
+    expect(errorsLogged).toEqual([])
   })
 
   it('fails closed before any data access when the route has no tenant context', async () => {
