@@ -2,8 +2,8 @@ import { sql, type Kysely } from 'kysely'
 
 // Frozen in time: literal names and values only, never app constants.
 
-// Per-tenant daily recipient quota (DECISIONS 9). One counter row per tenant and UTC day, raised in the send's
-// own transaction by one conditional upsert, so concurrent sends serialise on the row and never overshoot.
+// Per-tenant daily recipient quota. One counter row per tenant and UTC day, raised in the send's own transaction by one
+// conditional upsert, so concurrent sends serialise on the row and never overshoot.
 // Existing rows: today's counter starts from today's accepted messages (cancelled ones excluded), so a deployment
 // in the middle of a day does not hand every tenant a fresh quota.
 export async function up(db: Kysely<any>): Promise<void> {

@@ -2,10 +2,10 @@ import { sql, type Kysely } from 'kysely'
 
 // Frozen in time: literal names and values only, never app constants.
 
-// Delivery reports are matched per recipient on the provider message id and the provider group of the call that
-// sent that recipient (DECISIONS 9): after a partial answer the recipients left over go out in a new group, so the
-// message's first group no longer identifies them. Existing rows: a recipient the provider already accepted takes
-// the message's stored group (the only group known for it); others stay null until they are sent.
+// Delivery reports are matched per recipient on the provider message id and the provider group of the call that sent
+// that recipient: after a partial answer the recipients left over go out in a new group, so the message's first group
+// no longer identifies them. Existing rows: a recipient the provider already accepted takes the message's stored group
+// (the only group known for it); others stay null until they are sent.
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table sms_recipients add column provider_group_id varchar(64)`.execute(db)
   await sql`

@@ -2,9 +2,9 @@ import { sql, type Kysely } from 'kysely'
 
 // Frozen in time: literal names and values only, never app constants.
 
-// A signed internal call is accepted once (DECISIONS section 9): the signature of every accepted call is kept until
-// its timestamp leaves the 300 s window, in the database so every instance refuses a replay. The primary key makes
-// the claim atomic: of two concurrent replays, the second insert waits for the first and then conflicts.
+// A signed internal call is accepted once, so a captured one cannot be replayed: the signature of every accepted call
+// is kept until its timestamp leaves the 300 s window, in the database so every instance refuses a replay. The primary
+// key makes the claim atomic: of two concurrent replays, the second insert waits for the first and then conflicts.
 // No row-level security: the table holds HMAC digests and expiry times only, no tenant data (and no tenant_id).
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 
 // Frozen in time: literal names and values only, never app constants.
 
-// Dispatch metrics (DECISIONS 9, /metrics) are read at scrape time by the runtime role, which sees one tenant at a
+// Dispatch metrics (GET /metrics) are read at scrape time by the runtime role, which sees one tenant at a
 // time under RLS. This function answers aggregates across tenants and nothing else: counts per unsettled status,
 // the due backlog and the age of its oldest message; no ids, no tenant, no content. Settled statuses (DELIVERED,
 // FAILED, ...) grow without bound and are counted as they happen instead; the two partial indexes keep every

@@ -1,8 +1,7 @@
 /**
- * One normalisation for every stored or echoed text of the SMS and template bodies (finding 9b): a lone UTF-16
- * surrogate cannot be encoded as UTF-8, so PostgreSQL would store it as U+FFFD while an answer built from the
- * request echoed it raw. Replacing it before anything reads the body makes the answer, the row and the provider's
- * text agree.
+ * One normalisation for every stored or echoed text of the SMS and template bodies: a lone UTF-16 surrogate cannot
+ * be encoded as UTF-8, so PostgreSQL would store it as U+FFFD while an answer built from the request echoed it raw.
+ * Replacing it before anything reads the body makes the answer, the row and the provider's text agree.
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 

@@ -8,9 +8,9 @@ import { startService, type Service } from './service.js'
 import { startStaticSite, type StaticSite } from './static-site.js'
 
 /**
- * A real browser against the real service (issue 18): an SPA on a listed origin works with cookies alone, a page on
- * an unlisted origin is refused by CORS, two tabs refreshing at once stay signed in, and a form on another site
- * cannot change anything even when the cookie rides along.
+ * A real browser against the real service: an SPA on a listed origin works with cookies alone, a page on an unlisted
+ * origin is refused by CORS, two tabs refreshing at once stay signed in, and a form on another site cannot change
+ * anything even when the cookie rides along.
  *
  * Sites and origins, all on loopback (Chromium treats http://127.0.0.1 and http://localhost as secure contexts, so
  * the service's default `Secure` cookies are kept over plain HTTP):

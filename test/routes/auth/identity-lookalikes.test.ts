@@ -12,8 +12,8 @@ import { createTenant, owner, unique } from '../../fixtures.js'
 import { buildTestApp } from '../../helper.js'
 import { expectLocked, LOCKOUT_SETTINGS, MAX_FAILURES } from './lockout-settings.js'
 
-// Issue 16, finding 1: an attacker registers a look-alike of the victim's login id and signs in as it between
-// guesses, which used to reset the victim's failure counter (failures were keyed on the lower-cased id).
+// An attacker registers a look-alike of the victim's login id and signs in as it between guesses, which used to
+// reset the victim's failure counter (failures were keyed on the lower-cased id).
 describe('login ids that look alike', () => {
   let app: FastifyInstance
 

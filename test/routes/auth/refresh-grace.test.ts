@@ -4,9 +4,9 @@ import { createTenant, owner } from '../../fixtures.js'
 import { itConcurrent, useTestApp } from '../../helper.js'
 import { portalUser } from './portal-users.js'
 
-// Issue 16, finding 3 (finding 8 of the first round): two tabs refreshing at once signed the user out, because the
-// loser presented the token the winner had just replaced. Now, within SVC_REFRESH_REUSE_GRACE_SECONDS of
-// the rotation, that token answers 200 with the session's current pair.
+// Two tabs refreshing at once used to sign the user out, because the loser presented the token the winner had just
+// replaced. Now, within SVC_REFRESH_REUSE_GRACE_SECONDS of the rotation, that token answers 200 with the session's
+// current pair.
 describe('POST /v1/refresh reuse grace', () => {
   const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '10' })
 

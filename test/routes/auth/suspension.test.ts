@@ -4,8 +4,8 @@ import { createTenant, owner } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
 import { newKey } from '../../sms-send-fixtures.js'
 
-// Issue 16, finding 2: after a suspension the access token already issued kept working (SMS included) until it
-// expired. Now the next request answers AUTH_015 (user) or AUTH_010 (tenant).
+// After a suspension the access token already issued used to keep working (SMS included) until it expired. Now the
+// next request answers AUTH_015 (user) or AUTH_010 (tenant).
 describe('suspension of a signed-in user or tenant', () => {
   const app = useTestApp()
 

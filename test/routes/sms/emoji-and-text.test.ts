@@ -40,7 +40,7 @@ describe('POST /v1/sms/send: characters outside EUC-KR', () => {
   })
 })
 
-describe('text fields are normalised the same way wherever stored or echoed (finding 9b)', () => {
+describe('text fields are normalised the same way wherever stored or echoed', () => {
   const app = useTestApp()
 
   it('answers and stores a lone surrogate as U+FFFD in title, content, names and class names of a send', async () => {
