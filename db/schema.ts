@@ -1,7 +1,15 @@
+/**
+ * Written by hand, and held against the database: test/db/schema-matches-database.test.ts migrates a database of
+ * its own and fails, listing every difference, on a table, column, type, nullability or default that differs from
+ * what is declared here. Run it after changing a migration or this file:
+ * `npx vitest run --project fast test/db/schema-matches-database.test.ts`.
+ */
 import type { ColumnType, Generated } from 'kysely'
 
-/** Timestamps are written as Date or SQL defaults and always read back as Date. */
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
+/** Timestamps are written as Date or string and always read back as Date. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>
+/** A timestamp column with a default (`now()`): an insert may leave it out. */
+type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
 
 export type TenantStatus = 'ACTIVE' | 'SUSPENDED' | 'CLOSED'
@@ -19,7 +27,7 @@ export interface TenantsTable {
   status: ColumnType<TenantStatus, TenantStatus | undefined, TenantStatus>
   onboardingCompletedAt: NullableTimestamp
   createdAt: Generated<Date>
-  updatedAt: Timestamp
+  updatedAt: DefaultedTimestamp
 }
 
 // owner_directory: no RLS. Maps an OWNER's login id to the tenant for root-entry login.
@@ -49,7 +57,7 @@ export interface UsersTable {
   /** A look-alike that predates the unique key (migration 2026-11-23T03-20-00); left out of the unique index. */
   legacyLoginKeyDuplicate: Generated<boolean>
   createdAt: Generated<Date>
-  updatedAt: Timestamp
+  updatedAt: DefaultedTimestamp
 }
 
 export type DeviceCategory = 'WEB' | 'MOBILE' | 'TABLET' | 'DESKTOP'
@@ -105,9 +113,9 @@ export interface UsedInternalSignaturesTable {
 export interface LoginFailuresTable {
   scope: string
   loginId: string
-  failures: number
+  failures: Generated<number>
   lockedUntil: NullableTimestamp
-  updatedAt: Timestamp
+  updatedAt: DefaultedTimestamp
 }
 
 export interface RateLimitWindowsTable {
@@ -129,7 +137,7 @@ export interface SmsSenderSettingsTable {
   rejectedAt: NullableTimestamp
   version: Generated<number>
   createdAt: Generated<Date>
-  updatedAt: Timestamp
+  updatedAt: DefaultedTimestamp
 }
 
 export type TemplateCategory = 'GENERAL' | 'ATTENDANCE' | 'PAYMENT' | 'EXAM' | 'CUSTOM'
@@ -143,7 +151,7 @@ export interface SmsTemplatesTable {
   createdBy: number
   version: Generated<number>
   createdAt: Generated<Date>
-  updatedAt: Timestamp
+  updatedAt: DefaultedTimestamp
 }
 
 export interface RecipientGroupsTable {
@@ -154,7 +162,7 @@ export interface RecipientGroupsTable {
   icon: string | null
   recipientCount: number
   createdAt: Generated<Date>
-  updatedAt: Timestamp
+  updatedAt: DefaultedTimestamp
 }
 
 /**
@@ -177,11 +185,15 @@ export interface RecipientGroupMembersTable extends StoredRecipient {
 
 export type SmsStatus = 'PENDING' | 'DISPATCHED' | 'SENT' | 'FAILED' | 'PARTIAL' | 'CANCELLED'
 export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED'
+/** STAFF: a staff member's send, in the history. Any other kind is the service's own message (lib/sms/system-messages.ts). */
+export type SmsKind = 'STAFF' | 'VERIFICATION_CODE'
 
 export interface SmsMessagesTable {
   tenantId: number
   id: Generated<number>
-  senderId: number
+  kind: ColumnType<SmsKind, SmsKind | undefined, SmsKind>
+  /** The staff member who sent it; null exactly for system messages (a CHECK ties it to kind). */
+  senderId: number | null
   senderNumber: string | null
   recipientType: string
   recipientCount: number
@@ -204,16 +216,18 @@ export interface SmsMessagesTable {
   providerStatus: string | null
   dispatchAttempts: Generated<number>
   lastProviderError: string | null
-  nextAttemptAt: Timestamp
+  nextAttemptAt: DefaultedTimestamp
   claimToken: string | null
   claimedUntil: NullableTimestamp
   /** When the current claim handed the message to the provider; null until then. */
   handedOverAt: NullableTimestamp
+  /** After this moment the message is no longer handed to the provider; it ends FAILED instead. */
+  discardAfter: NullableTimestamp
   dispatchedAt: NullableTimestamp
   confirmedAt: NullableTimestamp
   version: Generated<number>
   createdAt: Generated<Date>
-  updatedAt: Timestamp
+  updatedAt: DefaultedTimestamp
 }
 
 export interface SmsRecipientsTable extends StoredRecipient {
@@ -227,7 +241,7 @@ export interface SmsRecipientsTable extends StoredRecipient {
   providerStatusCode: string | null
   providerStatusMessage: string | null
   reportedAt: NullableTimestamp
-  updatedAt: Timestamp
+  updatedAt: DefaultedTimestamp
 }
 
 /** Recipients accepted per tenant and UTC day (docs/api.md#daily-quota); cancelling gives them back. */

@@ -2,31 +2,31 @@ import fp from 'fastify-plugin'
 import cron from 'node-cron'
 import { createDispatcher, type Dispatcher } from '../lib/sms/dispatch/dispatcher.js'
 import { createProvider } from '../lib/sms/providers/index.js'
-import type { SmsProvider } from '../lib/sms/providers/provider.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The dispatch loop; `kick()` after a send commits. With SVC_SMS_DISPATCHER=off, kick does nothing. */
+    /**
+     * The dispatch loop; `kick()` after a send, or a system message (lib/sms/system-messages.ts), commits. With
+     * SVC_SMS_DISPATCHER=off, kick does nothing.
+     */
     dispatcher: Pick<Dispatcher, 'kick' | 'runOnce' | 'processClaim'>
-    smsProvider: SmsProvider
   }
 }
 
 /**
- * Message rows are the outbox: a send commits PENDING rows and kicks the loop; the cron tick
- * (SVC_SMS_SCHEDULER_CRON) finds anything due that a kick missed (scheduled sends, retries, a process that died
- * between commit and kick, an expired claim of a crashed instance, which lapses one SVC_SMS_LEASE_SECONDS after
- * its heartbeat stopped).
+ * Message rows are the outbox, for staff sends and system messages alike: a send commits PENDING rows and kicks
+ * the loop; the cron tick (SVC_SMS_SCHEDULER_CRON) finds anything due that a kick missed (scheduled sends, retries,
+ * a process that died between commit and kick, an expired claim of a crashed instance, which lapses one
+ * SVC_SMS_LEASE_SECONDS after its heartbeat stopped).
  */
 export default fp(
   async (app) => {
     const { env } = app
-    const provider = createProvider(env)
-    app.decorate('smsProvider', provider)
+    const log = app.log.child({ component: 'dispatcher' })
     const dispatcher = createDispatcher({
       db: app.db,
-      provider,
-      log: app.log.child({ component: 'dispatcher' }),
+      provider: createProvider(env, log),
+      log,
       batchSize: env.SVC_SMS_BATCH_SIZE,
       maxAttempts: env.SVC_SMS_MAX_ATTEMPTS,
       retryBaseSeconds: env.SVC_SMS_RETRY_BASE_SECONDS,

@@ -1,7 +1,9 @@
 -- The dispatcher's claim (db/repos/dispatch.ts): due PENDING messages across tenants, SKIP LOCKED so instances never
--- take the same row, answered as (tenant, id, claim token) only. Held messages (tenant not ACTIVE, live sender not
--- APPROVED) are filtered out, not claimed; a new claim starts unhanded (handed_over_at null). SECURITY DEFINER:
--- the runtime role cannot see across tenants.
+-- take the same row, answered as (tenant, id, claim token) only. Held messages (tenant not ACTIVE, a staff message's
+-- live sender not APPROVED) are filtered out, not claimed; a system message carries the sender number chosen when it
+-- was stored. A message past its discard_after is claimed even when held, so that the hand-over ends it FAILED and
+-- its text is erased. A new claim starts unhanded (handed_over_at null). SECURITY DEFINER: the runtime role cannot
+-- see across tenants.
 create or replace function svc_claim_due_sms(batch_size integer, lease_seconds integer)
 returns table (tenant_id bigint, sms_id bigint, claim_token uuid)
 language sql security definer set search_path = public as $$
@@ -10,10 +12,11 @@ language sql security definer set search_path = public as $$
     from sms_messages m
     where m.status = 'PENDING' and m.next_attempt_at <= now()
       and (m.claimed_until is null or m.claimed_until < now())
-      and exists (select 1 from tenants t where t.id = m.tenant_id and t.status = 'ACTIVE')
-      and (m.provider <> 'extsms' or exists (
-        select 1 from sms_sender_settings s
-        where s.tenant_id = m.tenant_id and s.provider = 'extsms' and s.registration_status = 'APPROVED'))
+      and (m.discard_after <= now() or (
+        exists (select 1 from tenants t where t.id = m.tenant_id and t.status = 'ACTIVE')
+        and (m.kind <> 'STAFF' or m.provider <> 'extsms' or exists (
+          select 1 from sms_sender_settings s
+          where s.tenant_id = m.tenant_id and s.provider = 'extsms' and s.registration_status = 'APPROVED'))))
     order by m.next_attempt_at
     limit batch_size
     for update of m skip locked

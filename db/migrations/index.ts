@@ -20,6 +20,7 @@ import * as dispatchStats from './2026-11-23T06-00-00-dispatch-stats.js'
 import * as pendingSenders from './2026-11-23T06-10-00-pending-senders.js'
 import * as requestScopeFunction from './2026-11-23T07-00-00-request-scope-function.js'
 import * as currentUserFunction from './2026-11-23T08-00-00-current-user-function.js'
+import * as systemMessages from './2026-11-26T00-00-00-system-messages.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T06-10-00-pending-senders': pendingSenders,
   '2026-11-23T07-00-00-request-scope-function': requestScopeFunction,
   '2026-11-23T08-00-00-current-user-function': currentUserFunction,
+  '2026-11-26T00-00-00-system-messages': systemMessages,
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
 import type { DB, DeliveryStatus, SmsMessagesTable, SmsStatus, TenantsTable } from '../schema.js'
-import type { TenantTx } from '../tenant.js'
+import type { TenantTx } from '../tenant-transaction.js'
 
 export interface Claim {
   tenantId: number
@@ -22,29 +22,47 @@ export async function claimDueMessages(db: Kysely<DB>, batchSize: number, leaseS
 
 export type ClaimedMessage = Pick<
   Selectable<SmsMessagesTable>,
-  'id' | 'senderNumber' | 'title' | 'content' | 'messageType' | 'dispatchAttempts'
+  'id' | 'kind' | 'senderNumber' | 'title' | 'content' | 'messageType' | 'dispatchAttempts'
 > & { tenantSlug: TenantsTable['slug'] }
 
+const CLAIMED_COLUMNS = [
+  'm.id',
+  'm.kind',
+  'm.senderNumber',
+  'm.title',
+  'm.content',
+  'm.messageType',
+  'm.dispatchAttempts',
+  't.slug as tenantSlug',
+] as const
+
+/** A claimed message that was not handed over: its attempts and whether it is past its discard_after. */
+export interface UnsentClaim {
+  dispatchAttempts: number
+  discardAfter: Date | null
+  /** Past discard_after by the database's clock, the one the hand-over judged by. */
+  expired: boolean
+}
+
 /** The message if this claim still holds it (PENDING, same token, lease not expired), else undefined. */
-export async function findClaimedMessage(trx: TenantTx, claim: Claim): Promise<ClaimedMessage | undefined> {
+export async function findClaimedMessage(trx: TenantTx, claim: Claim): Promise<UnsentClaim | undefined> {
   return trx
-    .selectFrom('smsMessages as m')
-    .innerJoin('tenants as t', 't.id', 'm.tenantId')
-    .select(['m.id', 'm.senderNumber', 'm.title', 'm.content', 'm.messageType', 'm.dispatchAttempts', 't.slug as tenantSlug'])
-    .where('m.id', '=', claim.smsId)
-    .where('m.status', '=', 'PENDING')
-    .where('m.claimToken', '=', claim.claimToken)
-    .where('m.claimedUntil', '>', new Date())
+    .selectFrom('smsMessages')
+    .select(['dispatchAttempts', 'discardAfter', sql<boolean>`coalesce(discard_after <= now(), false)`.as('expired')])
+    .where('id', '=', claim.smsId)
+    .where('status', '=', 'PENDING')
+    .where('claimToken', '=', claim.claimToken)
+    .where('claimedUntil', '>', sql<Date>`now()`)
     .executeTakeFirst()
 }
 
 /**
  * The hand-over, in one statement: if this claim still holds the message (PENDING, same token, lease running, not
- * yet handed over) and it has attempts left, counts the attempt and marks it handed to the provider, before the
- * provider is called. An attempt whose process dies during the call still counts, so a message that keeps killing
- * its instance ends FAILED after `maxAttempts`. Returns the message with the attempt's number in
- * `dispatchAttempts`, or undefined (claim lost, attempts exhausted, or the message is held: its tenant is not ACTIVE
- * or its live-provider sender not APPROVED).
+ * yet handed over, not past its discard_after) and it has attempts left, counts the attempt and marks it handed to
+ * the provider, before the provider is called. An attempt whose process dies during the call still counts, so a
+ * message that keeps killing its instance ends FAILED after `maxAttempts`. Returns the message with the attempt's
+ * number in `dispatchAttempts`, or undefined (claim lost, attempts exhausted, expired, or the message is held: its
+ * tenant is not ACTIVE or, for a staff message, its live-provider sender not APPROVED).
  */
 export async function handOverClaimedMessage(trx: TenantTx, claim: Claim, maxAttempts: number): Promise<ClaimedMessage | undefined> {
   return trx
@@ -58,10 +76,12 @@ export async function handOverClaimedMessage(trx: TenantTx, claim: Claim, maxAtt
     .where('m.claimedUntil', '>', sql<Date>`now()`)
     .where('m.handedOverAt', 'is', null)
     .where('m.dispatchAttempts', '<', maxAttempts)
+    .where((eb) => eb.or([eb('m.discardAfter', 'is', null), eb('m.discardAfter', '>', sql<Date>`now()`)]))
     // The claim's hold rule again, for a tenant suspended or a sender withdrawn since the claim.
     .where('t.status', '=', 'ACTIVE')
     .where((eb) =>
       eb.or([
+        eb('m.kind', '<>', 'STAFF'),
         eb('m.provider', '<>', 'extsms'),
         eb.exists(
           eb
@@ -73,7 +93,7 @@ export async function handOverClaimedMessage(trx: TenantTx, claim: Claim, maxAtt
         ),
       ]),
     )
-    .returning(['m.id', 'm.senderNumber', 'm.title', 'm.content', 'm.messageType', 'm.dispatchAttempts', 't.slug as tenantSlug'])
+    .returning(CLAIMED_COLUMNS)
     .executeTakeFirst()
 }
 
@@ -104,20 +124,24 @@ export function findUnsentRecipients(trx: TenantTx, smsId: number) {
     .execute()
 }
 
+/** A claim this transaction has locked, with what decides whether the message may be tried again. */
+export interface OwnClaim {
+  discardAfter: Date | null
+}
+
 /**
- * Takes the message back from the claim holder: returns false (and changes nothing) when the claim was lost,
+ * Takes the message back from the claim holder: returns undefined (and changes nothing) when the claim was lost,
  * e.g. the lease expired and another instance reclaimed it. Every result write starts here.
  */
-export async function lockOwnClaim(trx: TenantTx, claim: Claim): Promise<boolean> {
-  const row = await trx
+export async function lockOwnClaim(trx: TenantTx, claim: Claim): Promise<OwnClaim | undefined> {
+  return trx
     .selectFrom('smsMessages')
-    .select('id')
+    .select('discardAfter')
     .where('id', '=', claim.smsId)
     .where('claimToken', '=', claim.claimToken)
     .where('status', '=', 'PENDING')
     .forUpdate()
     .executeTakeFirst()
-  return row !== undefined
 }
 
 export interface RecipientOutcome {
@@ -193,13 +217,18 @@ export interface DispatchUpdate {
   confirmed?: boolean
 }
 
-/** Ends this claim: writes the attempt's outcome and releases the token and lease (the attempt was counted at hand-over). */
+/**
+ * Ends this claim: writes the attempt's outcome and releases the token and lease (the attempt was counted at
+ * hand-over). A system message that leaves PENDING loses its text: the provider has it, or it will never be sent,
+ * and a one-time code must not be recoverable from the database. A retry keeps it, since it sends it again.
+ */
 export async function finishAttempt(trx: TenantTx, claim: Claim, update: DispatchUpdate): Promise<void> {
   const now = new Date()
   await trx
     .updateTable('smsMessages')
     .set((eb) => ({
       status: update.status,
+      ...(update.status !== 'PENDING' ? { content: sql<string>`case when kind = 'STAFF' then content else '' end` } : {}),
       claimToken: null,
       claimedUntil: null,
       handedOverAt: null,

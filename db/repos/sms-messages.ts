@@ -1,6 +1,6 @@
-import { sql, type Selectable, type SelectQueryBuilder } from 'kysely'
-import type { DB, SmsMessagesTable, SmsRecipientsTable, StoredRecipient } from '../schema.js'
-import type { TenantTx } from '../tenant.js'
+import { sql, type Insertable, type Selectable, type SelectQueryBuilder } from 'kysely'
+import type { DB, SmsKind, SmsMessagesTable, SmsRecipientsTable, StoredRecipient } from '../schema.js'
+import type { TenantTx } from '../tenant-transaction.js'
 import { unnestedRecipients } from './unnested-recipients.js'
 
 const COLUMNS = [
@@ -27,8 +27,14 @@ const COLUMNS = [
   'updatedAt',
 ] as const
 
-/** The public columns of a message; dispatch internals never leave the repository. */
-export type MessageRecord = Pick<Selectable<SmsMessagesTable>, (typeof COLUMNS)[number]>
+/**
+ * The public columns of a staff message; dispatch internals never leave the repository. Only STAFF messages are ever
+ * read as records, and those always have a sender (a CHECK ties the sender to the kind).
+ */
+export type MessageRecord = Omit<Pick<Selectable<SmsMessagesTable>, (typeof COLUMNS)[number]>, 'senderId'> & { senderId: number }
+
+/** The only kind staff ever read: a system message (a one-time code) is the service's own, not the tenant's. */
+const STAFF: SmsKind = 'STAFF'
 
 const RECIPIENT_COLUMNS = [
   'recipientIndex',
@@ -55,7 +61,44 @@ export function insertMessage(trx: TenantTx, message: NewMessage): Promise<Messa
     .insertInto('smsMessages')
     .values({ ...message, nextAttemptAt: message.scheduledAt ?? sql<Date>`now()`, updatedAt: sql<Date>`now()` })
     .returning(COLUMNS)
+    .$narrowType<{ senderId: number }>()
     .executeTakeFirstOrThrow()
+}
+
+/** What a system message writes: no sender user, no template or group, never scheduled. */
+export type NewSystemMessage = Pick<
+  Insertable<SmsMessagesTable>,
+  'tenantId' | 'senderNumber' | 'title' | 'content' | 'messageType' | 'unitPrice' | 'provider' | 'discardAfter'
+> & { kind: Exclude<SmsKind, 'STAFF'>; phone: string }
+
+/** A system message and its one recipient in one statement, due at once; returns the message id. */
+export async function insertSystemMessage(trx: TenantTx, message: NewSystemMessage): Promise<number> {
+  const { phone, ...fields } = message
+  const inserted = await trx
+    .with('message', (db) =>
+      db
+        .insertInto('smsMessages')
+        .values({
+          ...fields,
+          recipientType: 'CUSTOM',
+          recipientCount: 1,
+          estimatedSegments: 1,
+          totalPrice: fields.unitPrice,
+          nextAttemptAt: sql<Date>`now()`,
+          updatedAt: sql<Date>`now()`,
+        })
+        .returning(['tenantId', 'id']),
+    )
+    .insertInto('smsRecipients')
+    .columns(['tenantId', 'smsId', 'recipientIndex', 'phone', 'updatedAt'])
+    .expression((eb) =>
+      eb
+        .selectFrom('message')
+        .select((inner) => ['tenantId', 'id', inner.lit(0).as('recipientIndex'), inner.val(phone).as('phone'), sql<Date>`now()`.as('updatedAt')]),
+    )
+    .returning('smsId')
+    .executeTakeFirstOrThrow()
+  return inserted.smsId
 }
 
 /** Every recipient in one statement whatever their number (db/repos/unnested-recipients.ts). */
@@ -81,8 +124,11 @@ function scoped<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, scope: Messa
   return scope.senderId === undefined ? query : query.where('senderId', '=', scope.senderId)
 }
 
+/** A staff message by id; a system message answers like a message of another tenant (undefined). */
 export function findMessage(trx: TenantTx, id: number, scope: MessageScope): Promise<MessageRecord | undefined> {
-  return scoped(trx.selectFrom('smsMessages').select(COLUMNS).where('id', '=', id), scope).executeTakeFirst()
+  return scoped(trx.selectFrom('smsMessages').select(COLUMNS).where('id', '=', id).where('kind', '=', STAFF), scope)
+    .$narrowType<{ senderId: number }>()
+    .executeTakeFirst()
 }
 
 export function listRecipients(trx: TenantTx, smsId: number): Promise<RecipientRecord[]> {
@@ -114,11 +160,12 @@ export function cancelScheduledMessage(
       updatedAt: sql<Date>`now()`,
     }))
     .where('id', '=', id)
+    .where('kind', '=', STAFF)
     .where('status', '=', 'PENDING')
     .where('scheduledAt', '>', sql<Date>`now()`)
     .where((eb) => eb.or([eb('claimedUntil', 'is', null), eb('claimedUntil', '<', sql<Date>`now()`)]))
   if (scope.senderId !== undefined) query = query.where('senderId', '=', scope.senderId)
-  return query.returning(COLUMNS).executeTakeFirst()
+  return query.returning(COLUMNS).$narrowType<{ senderId: number }>().executeTakeFirst()
 }
 
 /** Cancels the message's PENDING recipients; returns how many, which the daily quota gets back. */

@@ -8,10 +8,11 @@ import {
   tallyRecipients,
   type Claim,
   type DispatchUpdate,
+  type OwnClaim,
   type RecipientOutcome,
   type RecipientTally,
 } from '../../../db/repos/dispatch.js'
-import type { TenantTx } from '../../../db/tenant.js'
+import type { TenantTx } from '../../../db/tenant-transaction.js'
 import type { MetricsRecorder } from '../../observability/metrics.js'
 import { aggregateStatus } from '../delivery-status.js'
 import type { SendResult } from '../providers/provider.js'
@@ -27,8 +28,11 @@ export interface OutcomeOptions {
 export interface OutcomeWriter {
   /** Writes an attempt's answer; false (and nothing written) when the claim was lost. */
   record(trx: TenantTx, claim: Claim, attempt: number, result: SendResult, answeredAt: Date): Promise<boolean>
-  /** Ends a message whose attempts are used up without any being recorded; nothing when the claim was lost. */
-  failExhausted(trx: TenantTx, claim: Claim): Promise<void>
+  /**
+   * Ends a claimed message the hand-over refused because it can never be sent: past its discard_after, or its
+   * attempts used up without any being recorded. Nothing for a held message or a lost claim.
+   */
+  failUnsendable(trx: TenantTx, claim: Claim): Promise<void>
 }
 
 /** How an attempt ends a claim: recipient outcomes, the retry or the settled status, all under the claim token. */
@@ -36,13 +40,22 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
   const { log } = options
 
   /**
-   * A claim that could not be handed over because every attempt reached the provider and none was recorded (its
-   * instance died each time) ends the message instead of sending again. A lost claim changes nothing.
+   * A message past its discard_after ends FAILED without being sent, held or not (the claim takes expired messages
+   * even when held, for this). One that could not be handed over because every attempt reached the provider and
+   * none was recorded (its instance died each time) ends instead of sending again. A lost claim changes nothing.
    */
-  async function failExhausted(trx: TenantTx, claim: Claim): Promise<void> {
+  async function failUnsendable(trx: TenantTx, claim: Claim): Promise<void> {
     const message = await findClaimedMessage(trx, claim)
-    if (!message || message.dispatchAttempts < options.maxAttempts || !(await lockOwnClaim(trx, claim))) return
-    await finish(trx, claim, message.dispatchAttempts, {
+    if (!message || !(message.expired || message.dispatchAttempts >= options.maxAttempts)) return
+    const own = await lockOwnClaim(trx, claim)
+    if (!own) return
+    if (message.expired) {
+      const reason = `expired at ${message.discardAfter!.toISOString()} before it was handed to the provider`
+      await failPendingRecipients(trx, claim.smsId, reason)
+      await finish(trx, claim, own, message.dispatchAttempts, { lastProviderError: reason })
+      return
+    }
+    await finish(trx, claim, own, message.dispatchAttempts, {
       lastProviderError: `no outcome recorded for attempt ${message.dispatchAttempts} (the dispatching instance stopped)`,
     })
   }
@@ -52,19 +65,32 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
     return aggregateStatus({ DELIVERED: tally.delivered, FAILED: tally.failed }) ?? 'FAILED'
   }
 
-  /** Ends the claim: PENDING with a retry time while recipients remain and attempts are left, else settled. */
-  async function finish(trx: TenantTx, claim: Claim, attempt: number, update: Partial<DispatchUpdate>): Promise<void> {
+  /**
+   * Ends the claim: PENDING with a retry time while recipients remain and attempts are left, else settled. A retry
+   * that would come after the message's discard_after is not scheduled: the message ends FAILED now.
+   */
+  async function finish(trx: TenantTx, claim: Claim, own: OwnClaim, attempt: number, update: Partial<DispatchUpdate>): Promise<void> {
     let tally = await tallyRecipients(trx, claim.smsId)
-    if (tally.pending > 0 && attempt >= options.maxAttempts) {
-      await failPendingRecipients(trx, claim.smsId, `retries exhausted: ${update.lastProviderError ?? 'not confirmed'}`)
-      tally = await tallyRecipients(trx, claim.smsId)
+    const retryAt = new Date(Date.now() + retryDelaySeconds(attempt, options.retryBaseSeconds) * 1000)
+    if (tally.pending > 0) {
+      const lastError = update.lastProviderError ?? 'not confirmed'
+      const endedBy =
+        attempt >= options.maxAttempts
+          ? `retries exhausted: ${lastError}`
+          : own.discardAfter !== null && retryAt >= own.discardAfter
+            ? `expired before its next attempt: ${lastError}`
+            : null
+      if (endedBy !== null) {
+        await failPendingRecipients(trx, claim.smsId, endedBy)
+        tally = await tallyRecipients(trx, claim.smsId)
+      }
     }
     const retry = tally.pending > 0
     if (retry) options.metrics?.retry()
     await finishAttempt(trx, claim, {
       ...update,
       status: retry ? 'PENDING' : settledStatus(tally),
-      ...(retry ? { nextAttemptAt: new Date(Date.now() + retryDelaySeconds(attempt, options.retryBaseSeconds) * 1000) } : {}),
+      ...(retry ? { nextAttemptAt: retryAt } : {}),
       successCount: tally.delivered,
       failCount: tally.failed,
       confirmed: !retry && tally.dispatched === 0,
@@ -73,7 +99,8 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
 
   /** Writes the attempt's outcome; only the claim holder may (results of a lost claim are dropped). */
   async function record(trx: TenantTx, claim: Claim, attempt: number, result: SendResult, answeredAt: Date): Promise<boolean> {
-    if (!(await lockOwnClaim(trx, claim))) {
+    const own = await lockOwnClaim(trx, claim)
+    if (!own) {
       log.warn({ smsId: claim.smsId }, 'dispatch claim lost before results were recorded')
       return false
     }
@@ -107,9 +134,9 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
     } else {
       update.lastProviderError = result.error
     }
-    await finish(trx, claim, attempt, update)
+    await finish(trx, claim, own, attempt, update)
     return true
   }
 
-  return { record, failExhausted }
+  return { record, failUnsendable }
 }

@@ -9,7 +9,7 @@ import {
   type Claim,
 } from '../../../db/repos/dispatch.js'
 import type { DB } from '../../../db/schema.js'
-import { withTenant, type TenantTx } from '../../../db/tenant.js'
+import { withTenant, type TenantTx } from '../../../db/tenant-transaction.js'
 import { applyDeliveryReports } from '../delivery/apply-reports.js'
 import type { SendRequest, SendResult, SmsProvider } from '../providers/provider.js'
 import { noMetrics, type MetricsRecorder } from '../../observability/metrics.js'
@@ -86,23 +86,26 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function prepare(trx: TenantTx, claim: Claim): Promise<Prepared | null> {
     const message = await handOverClaimedMessage(trx, claim, options.maxAttempts)
     if (!message) {
-      await outcomes.failExhausted(trx, claim)
+      await outcomes.failUnsendable(trx, claim)
       // Held since the claim (tenant suspended, sender withdrawn): give it back untouched, PENDING.
       await releaseClaim(trx, claim)
       return null
     }
     const recipients = await findUnsentRecipients(trx, message.id)
+    // A system message's text is the service's own, sent as written: a tenant name may contain `{name}`.
+    const personalised = message.kind === 'STAFF'
     return {
       attempt: message.dispatchAttempts,
       request: {
         tenantSlug: message.tenantSlug,
         smsId: message.id,
+        kind: message.kind,
         // Stored content is never rendered; each recipient gets its own personalised text only here.
         messages: recipients.map((recipient) => ({
           recipientIndex: recipient.recipientIndex,
           to: recipient.phone,
           from: message.senderNumber ?? '',
-          text: renderContent(message.content, recipient),
+          text: personalised ? renderContent(message.content, recipient) : message.content,
           type: message.messageType,
           ...(message.messageType === 'LMS' ? { subject: message.title } : {}),
         })),

@@ -1,11 +1,18 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { Env } from '../../env.js'
 import { createExtSmsProvider } from './extsms.js'
 import { createMockProvider } from './mock.js'
 import type { SmsProvider } from './provider.js'
 
-/** The configured provider; lib/env.ts has already refused an extsms setup with missing credentials. */
-export function createProvider(env: Env): SmsProvider {
-  if (env.SVC_SMS_PROVIDER === 'mock') return createMockProvider()
+/**
+ * The configured provider; lib/env.ts has already refused an extsms setup with missing credentials. Only the mock in
+ * development writes system messages' text to `log` (a developer has no phone to receive a code on); nothing else
+ * ever logs it.
+ */
+export function createProvider(env: Env, log: FastifyBaseLogger): SmsProvider {
+  if (env.SVC_SMS_PROVIDER === 'mock') {
+    return createMockProvider(env.NODE_ENV === 'development' ? { revealSystemTextTo: log } : {})
+  }
   return createExtSmsProvider({
     apiKey: env.SVC_SMS_EXTSMS_API_KEY!,
     apiSecret: env.SVC_SMS_EXTSMS_API_SECRET!,

@@ -1,3 +1,4 @@
+import type { SmsKind } from '../../../db/schema.js'
 import type { DeliveryReport } from '../delivery-report.js'
 
 /**
@@ -17,6 +18,8 @@ export interface OutgoingSms {
 export interface SendRequest {
   tenantSlug: string
   smsId: number
+  /** STAFF, or a system message's kind: its text (a one-time code) must never reach a log or a metric. */
+  kind: SmsKind
   messages: OutgoingSms[]
 }
 

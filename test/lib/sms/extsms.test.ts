@@ -19,7 +19,7 @@ function message(recipientIndex: number, overrides: Partial<OutgoingSms> = {}): 
 }
 
 function request(messages: OutgoingSms[]): SendRequest {
-  return { tenantSlug: 'acme', smsId: 42, messages }
+  return { tenantSlug: 'acme', smsId: 42, kind: 'STAFF', messages }
 }
 
 describe('extsms provider', () => {
