@@ -1,14 +1,14 @@
 import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
 import type { DB } from './schema.js'
 import { migrateToLatest } from './migrate.js'
-import { ServiceClient, type RuntimeSession, type ServiceClientConfig } from './pg-client.js'
-import { PoolHealth } from './pool-health.js'
-import { ConnectionLender } from './lent-connection.js'
-import { lendConnections } from './request-transaction.js'
+import { PoolHealth } from './driver/pool-health.js'
+import { createPool, lendingFrom, type DriverMode } from './driver/pools.js'
+import { RuntimeDialect } from './driver/runtime-dialect.js'
+import { APP_ROLE, openingStatements, runtimeDatabase } from './tenant-transaction.js'
 
-/** The role every runtime query runs as: not superuser, owns no table, no BYPASSRLS (see the first migration). */
-export const APP_ROLE = 'svc_app'
+export { APP_ROLE }
+export { createPool, DRIVER_MODES, type DriverMode, type PoolOptions } from './driver/pools.js'
 
 export interface Database {
   /** Runtime handle: every statement runs in a transaction that switched to APP_ROLE, so RLS always applies. */
@@ -33,68 +33,20 @@ export interface PoolStats {
 export interface PostgresOptions {
   /** The owner migrations connect as; default the runtime URL. */
   migrationUrl?: string
+  /** The pg driver (SVC_DB_DRIVER): `pipelined` (default) or `plain` node-postgres (db/driver/README.md). */
+  driver?: DriverMode
   /** Named prepared statements (default true); false behind a pooler that does not track them. */
   preparedStatements?: boolean
   statementTimeoutMs?: number
   connectTimeoutMs?: number
 }
 
-export interface PoolOptions {
-  runtime?: RuntimeSession
-  preparedStatements?: boolean
-  connectTimeoutMs?: number
-  health?: PoolHealth
-}
-
-const DEFAULT_STATEMENT_TIMEOUT_MS = 5000
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000
 const DEFAULT_CONNECT_TIMEOUT_MS = 2000
-// The server cancels a statement at its timeout; the client gives up a little later, for a server that cannot
-// answer at all (frozen, or a network that drops packets), and drops that connection.
-const READ_TIMEOUT_MARGIN_MS = 1000
 
-// 64-bit ids and counts arrive as strings by default; every id here stays far below 2^53.
-const int8AsNumber: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8
-      ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
-}
-
-export function createPool(connectionString: string, max: number, options: PoolOptions = {}): pg.Pool {
-  const config: ServiceClientConfig & pg.PoolConfig = {
-    connectionString,
-    max,
-    types: int8AsNumber,
-    idleTimeoutMillis: 30_000,
-    Client: ServiceClient,
-    pipeline: true,
-    keepAlive: true,
-    runtime: options.runtime,
-    preparedStatements: options.preparedStatements,
-    onStatementError: options.health ? (error) => options.health!.noteStatementError(error) : undefined,
-    // Both bound waiting for a free connection and opening a new one.
-    connectionTimeoutMillis: options.connectTimeoutMs,
-    query_timeout: options.runtime ? options.runtime.statementTimeoutMs + READ_TIMEOUT_MARGIN_MS : undefined,
-  }
-  const pool = new pg.Pool(config)
-  // An idle connection the server ends (restart, failover, an administrator) is dropped by the pool and replaced
-  // on next use; without a listener, pg would turn that into an uncaught exception that kills the process.
-  pool.on('error', (error) => {
-    process.emitWarning(`idle PostgreSQL connection closed: ${error.message}`, { code: 'SVC_DB_IDLE_ERROR' })
-  })
-  // A transaction that ended without sending a statement never reached the server: its held statements must
-  // not open a transaction for the connection's next user.
-  pool.on('release', (_error, client) => {
-    if (client instanceof ServiceClient) client.dropHeldStatements()
-  })
-  return pool
-}
-
+/** A handle over an owner pool (migrations, fixtures, operations): Kysely's own, transactions included. */
 export function kyselyOver(pool: pg.Pool): Kysely<DB> {
-  const dialect = new PostgresDialect({ pool })
-  const db = new Kysely<DB>({ dialect, plugins: [new CamelCasePlugin()] })
-  lendConnections(db, new ConnectionLender(pool, db, dialect))
-  return db
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [new CamelCasePlugin()] })
 }
 
 /** The readiness query: parameterised, in a transaction, as every request's statements are. */
@@ -104,25 +56,34 @@ export async function probeRequestPath(db: Kysely<DB>): Promise<void> {
 }
 
 /**
- * PostgreSQL through a pool that keeps no session state on a server connection (db/pg-client.ts): the role and the
- * statement timeout are set inside every transaction, so the URL may point at a transaction pooler and name a login
- * role that owns nothing (a member of APP_ROLE).
+ * PostgreSQL through a pool that keeps no session state on a server connection: the role and the statement
+ * timeout are set inside every transaction (db/tenant-transaction.ts), so the URL may point at a transaction pooler
+ * and name a login role that owns nothing (a member of APP_ROLE).
  */
 export function openPostgres(connectionString: string, poolMax: number, options: PostgresOptions = {}): Database {
+  const driver = options.driver ?? 'pipelined'
   const health = new PoolHealth()
   const preparedStatements = options.preparedStatements ?? true
+  const session = { role: APP_ROLE, statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS }
+  const opening = openingStatements(session, false)
   const pool = createPool(connectionString, poolMax, {
-    runtime: { role: APP_ROLE, statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS },
+    driver,
+    runtime: { opening, statementTimeoutMs: session.statementTimeoutMs },
     preparedStatements,
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     health,
   })
-  const db = kyselyOver(pool)
+  const lend = lendingFrom(pool, driver, opening)
+  // Kysely ends its driver only if it ever started it, and transactions borrow the pool without it: close ends the
+  // pool either way, once.
+  let ended: Promise<void> | undefined
+  const endPool = () => (ended ??= pool.end())
+  const db = runtimeDatabase(new RuntimeDialect(lend, endPool), lend, session)
   return {
     db,
     kind: 'postgres',
     async migrate() {
-      const owner = kyselyOver(createPool(options.migrationUrl ?? connectionString, 1, { preparedStatements }))
+      const owner = kyselyOver(createPool(options.migrationUrl ?? connectionString, 1, { driver, preparedStatements }))
       try {
         await migrateToLatest(owner)
       } finally {
@@ -135,6 +96,9 @@ export function openPostgres(connectionString: string, poolMax: number, options:
       if (problem) throw new Error(problem)
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    close: () => db.destroy(),
+    async close() {
+      await db.destroy()
+      await endPool()
+    },
   }
 }

@@ -1,11 +1,14 @@
 import { PGlite, types } from '@electric-sql/pglite'
-import { CamelCasePlugin, Kysely, PGliteDialect, type PGlite as KyselyPGlite } from 'kysely'
+import { CamelCasePlugin, CompiledQuery, Kysely, PGliteDialect, type PGlite as KyselyPGlite, type QueryResult } from 'kysely'
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { APP_ROLE, probeRequestPath, type Database } from './database.js'
+import { DEFAULT_STATEMENT_TIMEOUT_MS, probeRequestPath, type Database } from './database.js'
+import { LentConnection } from './driver/lent-connection.js'
+import type { PooledConnection } from './driver/pooled-connection.js'
 import { acquireEmbeddedLock, type EmbeddedLock } from './embedded-lock.js'
 import { migrateToLatest } from './migrate.js'
 import type { DB } from './schema.js'
+import { APP_ROLE, runtimeDatabase } from './tenant-transaction.js'
 
 export interface EmbeddedDatabase extends Database {
   readonly kind: 'embedded'
@@ -14,7 +17,7 @@ export interface EmbeddedDatabase extends Database {
   /**
    * The owner (PGlite superuser) over the same single session, for migrations, fixtures and operations scripts. Each
    * of its queries or transactions borrows the one connection exclusively, so no runtime query ever sees the owner.
-   * Never await it while holding a runtime connection (inside `db.transaction()`): that would wait for itself.
+   * Never await it while holding a runtime connection (inside a runtime transaction): that would wait for itself.
    */
   readonly owner: Kysely<DB>
 }
@@ -39,12 +42,39 @@ const BOOTSTRAP_ROLE = `
   $$`
 
 /**
+ * The embedded session as a runtime transaction uses it: its statements go one by one through the runtime handle's
+ * only connection, which the transaction holds (Kysely's mutex) until it ends.
+ */
+function lendSession(db: Kysely<DB>): Promise<LentConnection> {
+  return new Promise((lent, failed) => {
+    // Without plugins: the transaction's own handle transforms the results once.
+    db.withoutPlugins()
+      .connection()
+      .execute((session) => new Promise<void>((release) => lent(new LentConnection(sessionConnection(session), release))))
+      .catch(failed)
+  })
+}
+
+function sessionConnection(session: Kysely<DB>): PooledConnection {
+  return {
+    async open(opening) {
+      for (const statement of opening) await session.executeQuery(statement)
+    },
+    execute: <R>(query: CompiledQuery) => session.executeQuery(query) as Promise<QueryResult<R>>,
+    async end(statement) {
+      await session.executeQuery(CompiledQuery.raw(statement))
+    },
+  }
+}
+
+/**
  * An embedded PostgreSQL-compatible store (PGlite, in process) under `${svcDataDir}/pglite`, for development and
  * tests without a server. Same migrations, same RLS: its one session runs as APP_ROLE for every runtime query, and
  * only `migrate()` and `owner` step back to the superuser, while holding the connection. One connection serialises
  * everything: concurrent requests wait their turn instead of running side by side. One process per directory.
+ * Transactions open as on PostgreSQL (db/tenant-transaction.ts); PGlite does not enforce their time limit.
  */
-export function openEmbedded(svcDataDir: string): EmbeddedDatabase {
+export function openEmbedded(svcDataDir: string, options: { statementTimeoutMs?: number } = {}): EmbeddedDatabase {
   const dataDir = embeddedDataDir(svcDataDir)
   let pglite: PGlite | undefined
   let lock: EmbeddedLock | undefined
@@ -71,9 +101,9 @@ export function openEmbedded(svcDataDir: string): EmbeddedDatabase {
     return instance
   }
 
-  const db = new Kysely<DB>({
-    dialect: new PGliteDialect({ pglite: start }),
-    plugins: [new CamelCasePlugin()],
+  const db = runtimeDatabase(new PGliteDialect({ pglite: start }), lendSession, {
+    role: APP_ROLE,
+    statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
   })
 
   /**

@@ -9,7 +9,7 @@ export function violatedUniqueConstraint(error: unknown): string | null {
   return typeof constraint === 'string' ? constraint : ''
 }
 
-// SQLSTATEs raised by svc_request_scope (db/functions/svc_request_scope.sql, called by db/tenant.ts).
+// SQLSTATEs raised by svc_request_scope (db/functions/svc_request_scope.sql, sent by db/tenant-transaction.ts).
 const SCOPE_REFUSALS = {
   SV003: 'unknown-identity',
   SV004: 'revoked',
@@ -64,7 +64,7 @@ export function isDataException(error: unknown): boolean {
 // SQLSTATEs of a database that cannot serve now: a statement cut by statement_timeout (57014), the server shutting
 // down or starting (57P01-57P03), no connection slot (53300), every connection exception (class 08, which is also
 // what a pooler answers when it has no server for the client), and named statements that a pooler mixed between
-// server connections (42P05, 26000: a deployment fault, see db/pool-health.ts, not the request's).
+// server connections (42P05, 26000: a deployment fault, see db/driver/pool-health.ts, not the request's).
 const UNAVAILABLE_SQLSTATE = /^(57014|57P0[1-3]|53300|08...|42P05|26000)$/
 // What node-postgres and node's sockets say when the server cannot be reached or stops answering.
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE'])

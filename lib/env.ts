@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { isIP } from 'node:net'
 import cron from 'node-cron'
+import { isValidSenderNumber, normalizePhone } from './sms/phone.js'
 
 const Bool = (defaultValue: boolean) => Type.Boolean({ default: defaultValue })
 const Int = (defaultValue: number, minimum: number, maximum: number) =>
@@ -21,6 +22,9 @@ export const EnvSchema = Type.Object({
   // The owner that migrations run as; the service itself never uses it (DATABASE_URL may name a role owning nothing).
   DATABASE_MIGRATION_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   SVC_DB_POOL_MAX: Int(10, 1, 200),
+  // `pipelined` batches, holds and prepares statements (db/driver/README.md); `plain` is stock node-postgres, one
+  // statement per round trip, for debugging and for poolers the pipelined client does not suit.
+  SVC_DB_DRIVER: Type.Union([Type.Literal('pipelined'), Type.Literal('plain')], { default: 'pipelined' }),
   // Named prepared statements keep state on a server connection: `false` behind a transaction pooler that does not
   // track them (PgBouncer before 1.21).
   SVC_DB_PREPARED_STATEMENTS: Bool(true),
@@ -70,6 +74,8 @@ export const EnvSchema = Type.Object({
   SVC_SMS_PRICE_LMS: Int(50, 0, 100_000),
   // Recipients accepted per tenant per UTC day (docs/api.md#daily-quota); 0 = unlimited.
   SVC_SMS_TENANT_DAILY_RECIPIENTS: Int(100_000, 0, 1_000_000_000),
+  // The number system messages (one-time codes) are sent from, national digits; unset: the tenant's APPROVED number.
+  SVC_SMS_SYSTEM_SENDER: Type.Optional(Type.String({ pattern: '^[0-9]{8,11}$' })),
   SVC_LOGIN_MAX_FAILURES: Int(5, 1, 1000),
   SVC_LOGIN_LOCK_SECONDS: Int(900, 1, 86_400),
   SVC_LOGIN_IP_PER_MINUTE: Int(60, 1, 1_000_000),
@@ -210,6 +216,12 @@ function crossFieldProblems(env: Env): string[] {
   }
   if (env.NODE_ENV === 'production' && !env.SVC_JWT_SECRET) {
     problems.push('SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)')
+  }
+  // The pattern admits digits; a sender must also be a Korean number the provider accepts, as tenants' numbers are.
+  const systemSender = env.SVC_SMS_SYSTEM_SENDER
+  const digitsOnly = typeof systemSender === 'string' && /^[0-9]{8,11}$/.test(systemSender)
+  if (digitsOnly && (!isValidSenderNumber(systemSender) || normalizePhone(systemSender) !== systemSender)) {
+    problems.push(`SVC_SMS_SYSTEM_SENDER: not a valid Korean sender number in national digits (got ${JSON.stringify(systemSender)})`)
   }
   if (env.SVC_SMS_PROVIDER === 'extsms') {
     for (const key of EXTSMS_REQUIRED) {

@@ -6,7 +6,7 @@ import { insertTemplate } from '../db/repos/sms-templates.js'
 import { findOwnerEntry, findTenantByCustomId, findTenantBySlug, insertOwnerEntry, insertTenant, type Tenant } from '../db/repos/tenants.js'
 import { findCredentialsByLoginId, insertUser, updatePasswordHash } from '../db/repos/users.js'
 import type { DB, Role } from '../db/schema.js'
-import { setTenant, type TenantTx } from '../db/tenant.js'
+import { bindTenant, type TenantTx, withServiceTransaction } from '../db/tenant-transaction.js'
 import { hashPassword, verifyPassword } from '../lib/auth/password-hash.js'
 import { checkPasswordPolicy } from '../lib/auth/password-policy.js'
 import { loadDotEnv, loadEnv } from '../lib/env.js'
@@ -198,9 +198,9 @@ await runScript(async () => {
     const hash = hasher(env.SVC_BCRYPT_COST)
     // One transaction: a failed seed leaves nothing half made. Tenants and the owner directory have no RLS; the rest
     // is written after binding the tenant, as the runtime role, like any request.
-    const seeded = await database.db.transaction().execute(async (root) => {
+    const seeded = await withServiceTransaction(database.db, async (root) => {
       const tenant = await ensureTenant(root)
-      const trx = await setTenant(root, tenant.id)
+      const trx = await bindTenant(root, tenant.id)
       const ids = new Map<string, number>()
       for (const user of USERS) ids.set(user.userLoginId, await ensureUser(trx, tenant.id, user, hash))
       const idOf = (loginId: string) => ids.get(loginId)!

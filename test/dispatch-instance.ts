@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import type { DriverMode } from '../db/database.js'
+import { databaseDriver } from './helper.js'
 
 export interface InstanceConfig {
   databaseUrl: string
@@ -8,6 +10,8 @@ export interface InstanceConfig {
   leaseSeconds: number
   concurrency: number
   maxAttempts: number
+  /** The run's pg driver; set by startDispatchInstance. */
+  driver?: DriverMode
 }
 
 export interface DispatchInstance {
@@ -19,7 +23,7 @@ const MAIN = fileURLToPath(new URL('./dispatch/instance-main.ts', import.meta.ur
 
 /** Starts a dispatcher in a child process (test/dispatch/instance-main.ts) that keeps looking for due work. */
 export function startDispatchInstance(config: InstanceConfig): DispatchInstance {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, JSON.stringify(config)], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, JSON.stringify({ ...config, driver: databaseDriver })], {
     stdio: ['ignore', 'inherit', 'inherit'],
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))

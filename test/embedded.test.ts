@@ -6,7 +6,7 @@ import { sql } from 'kysely'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { embeddedDataDir, openEmbedded } from '../db/embedded.js'
-import { withTenant } from '../db/tenant.js'
+import { withTenant } from '../db/tenant-transaction.js'
 import { checkDigit } from '../lib/tenant/business-number.js'
 import { listeningAddress, startScriptSource } from './child-processes.js'
 

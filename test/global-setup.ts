@@ -5,8 +5,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openPostgres } from '../db/database.js'
+import { openPostgres, type DriverMode } from '../db/database.js'
 import { openEmbedded } from '../db/embedded.js'
+import { loadEnv } from '../lib/env.js'
 import { withDatabase } from './database-url.js'
 import { ensureRuntimeLoginRole, runtimeUrl } from './runtime-role.js'
 
@@ -14,6 +15,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Which backend this run uses; test/helper.ts derives `isEmbedded` from it. */
     databaseKind: 'postgres' | 'embedded'
+    /** The pg driver every runtime database of the run uses (SVC_DB_DRIVER of the test command; PostgreSQL only). */
+    databaseDriver: DriverMode
     /** PostgreSQL: the run's migrated database, as the owner. Embedded: '' (there is no server to connect to). */
     databaseUrl: string
     /** PostgreSQL: the same database as the least-privilege runtime login role (test/runtime-role.ts). Embedded: ''. */
@@ -26,6 +29,9 @@ declare module 'vitest' {
 }
 
 const LOCAL_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres'
+
+/** `SVC_DB_DRIVER=plain npx vitest run --project fast` runs the suite on plain node-postgres; validated as at start. */
+const runDriver = (): DriverMode => loadEnv({ SVC_DB_DRIVER: process.env.SVC_DB_DRIVER }).SVC_DB_DRIVER
 
 async function answers(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
@@ -91,13 +97,15 @@ async function setupPostgres(project: TestProject, server: Extract<Backend, { ki
   await admin.end()
 
   const url = withDatabase(server.url, name)
-  const database = openPostgres(url, 1)
+  const driver = runDriver()
+  const database = openPostgres(url, 1, { driver })
   await database.migrate()
   await database.close()
   // After the migration, which creates the role it is granted.
   await ensureRuntimeLoginRole(url)
-  console.log(`[tests] PostgreSQL from ${server.source}, database ${name}`)
+  console.log(`[tests] PostgreSQL from ${server.source}, database ${name}, ${driver} driver`)
   project.provide('databaseKind', 'postgres')
+  project.provide('databaseDriver', driver)
   project.provide('databaseUrl', url)
   project.provide('runtimeDatabaseUrl', runtimeUrl(url))
   project.provide('embeddedTemplateDir', '')
@@ -127,6 +135,7 @@ async function setupEmbedded(project: TestProject, source: string) {
   process.env.SVC_DATA_DIR = join(root, 'default-data')
   console.log(`[tests] embedded PGlite store (${source}); template ${template}, one copy per test file`)
   project.provide('databaseKind', 'embedded')
+  project.provide('databaseDriver', runDriver())
   project.provide('databaseUrl', '')
   project.provide('runtimeDatabaseUrl', '')
   project.provide('embeddedTemplateDir', template)

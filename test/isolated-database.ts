@@ -4,7 +4,7 @@ import { inject } from 'vitest'
 import { createPool, kyselyOver, openPostgres, type Database } from '../db/database.js'
 import type { DB } from '../db/schema.js'
 import { adminQuery } from './admin-query.js'
-import { embeddedStore, isEmbedded, openTestDatabase, testEnv } from './helper.js'
+import { databaseDriver, embeddedStore, isEmbedded, openTestDatabase, testEnv } from './helper.js'
 import { withDatabase } from './database-url.js'
 import { runtimeUrl } from './runtime-role.js'
 
@@ -47,7 +47,7 @@ export async function isolatedDatabase({ migrated = true } = {}): Promise<Isolat
     url: runtimeUrl(url),
     ownerUrl: url,
     owner,
-    open: (poolMax) => openPostgres(runtimeUrl(url), poolMax, { migrationUrl: url }),
+    open: (poolMax) => openPostgres(runtimeUrl(url), poolMax, { migrationUrl: url, driver: databaseDriver }),
     async drop() {
       await owner.destroy()
       await adminQuery(`drop database if exists ${name} with (force)`)

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { vi } from 'vitest'
-import { SyncedBatch } from '../db/synced-batch.js'
+import { SyncedBatch } from '../db/driver/synced-batch.js'
 
 export interface RecordedQuery {
   text: string
@@ -10,14 +10,15 @@ export interface RecordedQuery {
 }
 
 /**
- * How every runtime transaction opens (db/pg-client.ts): `begin` (`begin read only` for a GET), then the role and
- * the statement timeout set inside it, never on the connection; both travel in one batch with what follows.
+ * How every runtime transaction opens (db/tenant-transaction.ts): `begin` (`begin read only` for a GET), then the role
+ * and the statement timeout set inside it, never on the connection. The pipelined driver writes them in one batch
+ * with what follows; the plain driver sends each in a round trip of its own.
  */
 export const RUNTIME_BEGIN = /^begin( read only)?$/
 export const RUNTIME_ROLE = 'set local role "svc_app"'
 export const RUNTIME_TIMEOUT = /^set local statement_timeout = \d+$/
 
-/** What one call of pg's `query()` sends: its statement, or every statement of a SyncedBatch (db/synced-batch.ts). */
+/** What one call of pg's `query()` sends: its statement, or every statement of a SyncedBatch (db/driver/synced-batch.ts). */
 export function statementsOf(args: unknown[]): RecordedQuery[] {
   const first = args[0] as string | SyncedBatch | { text: string; values?: unknown[]; name?: string }
   if (first instanceof SyncedBatch) {
@@ -35,21 +36,25 @@ export function isMaintenanceStatement(text: string): boolean {
   return /svc_purge_expired\(\)|^delete from "used_internal_signatures"/.test(text)
 }
 
-/** Drops the purge's statements, with the begin and commit the service client wraps a lone statement in. */
-function withoutMaintenance(queries: RecordedQuery[]): RecordedQuery[] {
-  const kept: RecordedQuery[] = []
-  for (let index = 0; index < queries.length; index++) {
-    const query = queries[index]!
-    if (!isMaintenanceStatement(query.text)) {
-      kept.push(query)
-      continue
+/**
+ * Drops the purge's statements, with the opening statements and the commit of the transaction the runtime pool runs
+ * a lone statement in: those of the same connection, which the plain driver sends one by one, maybe between a test's.
+ */
+function withoutMaintenance(sent: Array<{ client: pg.Client; query: RecordedQuery }>): RecordedQuery[] {
+  const dropped = new Set<number>()
+  sent.forEach(({ client, query }, index) => {
+    if (!isMaintenanceStatement(query.text)) return
+    dropped.add(index)
+    const earlier = sent.map((entry, at) => ({ ...entry, at })).filter((entry) => entry.client === client && entry.at < index)
+    for (const opening of [RUNTIME_TIMEOUT, RUNTIME_ROLE, RUNTIME_BEGIN]) {
+      const previous = earlier.pop()
+      if (!previous || !(typeof opening === 'string' ? previous.query.text === opening : opening.test(previous.query.text))) break
+      dropped.add(previous.at)
     }
-    if (kept.length > 0 && RUNTIME_TIMEOUT.test(kept[kept.length - 1]!.text)) kept.pop()
-    if (kept.length > 0 && kept[kept.length - 1]!.text === RUNTIME_ROLE) kept.pop()
-    if (kept.length > 0 && RUNTIME_BEGIN.test(kept[kept.length - 1]!.text)) kept.pop()
-    if (queries[index + 1]?.text === 'commit') index++
-  }
-  return kept
+    const next = sent.findIndex((entry, at) => at > index && entry.client === client)
+    if (next >= 0 && sent[next]!.query.text === 'commit') dropped.add(next)
+  })
+  return sent.filter((_, index) => !dropped.has(index)).map(({ query }) => query)
 }
 
 /** Runs `work` and tells `seen` of every call of pg's own `query()` meanwhile (the client and what it wrote). */
@@ -71,9 +76,9 @@ async function watchingQueries<T>(seen: (client: pg.Client, args: unknown[]) => 
  * driver to observe: use it in `itPostgres` tests.
  */
 export async function recordQueries<T>(work: () => Promise<T>): Promise<{ result: T; queries: RecordedQuery[] }> {
-  const queries: RecordedQuery[] = []
-  const result = await watchingQueries((_client, args) => queries.push(...statementsOf(args)), work)
-  return { result, queries: withoutMaintenance(queries) }
+  const sent: Array<{ client: pg.Client; query: RecordedQuery }> = []
+  const result = await watchingQueries((client, args) => sent.push(...statementsOf(args).map((query) => ({ client, query }))), work)
+  return { result, queries: withoutMaintenance(sent) }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely'
 import type { ClassEnrollmentsTable, ClassesTable, UsersTable } from '../schema.js'
-import type { TenantTx } from '../tenant.js'
+import type { TenantTx } from '../tenant-transaction.js'
 
 export type RosterClass = Pick<Selectable<ClassesTable>, 'id' | 'name'>
 

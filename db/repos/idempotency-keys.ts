@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely'
 import type { IdempotencyKeysTable } from '../schema.js'
-import type { TenantTx } from '../tenant.js'
+import type { TenantTx } from '../tenant-transaction.js'
 
 /** A key belongs to one (tenant, user, route): docs/api.md#idempotency. */
 export type KeyScope = Pick<Selectable<IdempotencyKeysTable>, 'tenantId' | 'userId' | 'route' | 'key'>

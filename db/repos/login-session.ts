@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Role, UserStatus } from '../schema.js'
-import type { TenantTx } from '../tenant.js'
+import type { TenantTx } from '../tenant-transaction.js'
 import type { FailureKey } from './login-admission.js'
 import type { NewSession } from './sessions.js'
 

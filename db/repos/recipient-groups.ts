@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely'
 import type { RecipientGroupsTable, StoredRecipient } from '../schema.js'
-import type { TenantTx } from '../tenant.js'
+import type { TenantTx } from '../tenant-transaction.js'
 import { unnestedRecipients } from './unnested-recipients.js'
 
 const COLUMNS = ['id', 'ownerStaffId', 'name', 'icon', 'recipientCount', 'createdAt', 'updatedAt'] as const

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
-import type { TenantTx } from '../tenant.js'
+import type { TenantTx } from '../tenant-transaction.js'
 import type { DB, SmsSenderSettingsTable } from '../schema.js'
 
 /** Only the live provider's row is ever used (docs/api.md#sender-number); mock deployments read it too. */

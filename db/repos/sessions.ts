@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely'
 import type { DeviceCategory, RevocationReason, SessionsTable } from '../schema.js'
-import type { TenantTx } from '../tenant.js'
+import type { TenantTx } from '../tenant-transaction.js'
 
 const SESSION_COLUMNS = [
   'sid',

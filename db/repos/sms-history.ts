@@ -1,8 +1,8 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
-import { precompiled } from '../precompiled.js'
-import { planPerExecution } from '../statement-cache.js'
+import { precompiled } from '../driver/precompiled.js'
+import { planPerExecution } from '../driver/statement-flags.js'
 import type { DB, SmsStatus } from '../schema.js'
-import type { TenantTx } from '../tenant.js'
+import type { TenantTx } from '../tenant-transaction.js'
 import type { MessageScope } from './sms-messages.js'
 
 export interface HistoryFilter extends MessageScope {
@@ -88,11 +88,12 @@ const itemProjection = (previewLength: number) =>
 /**
  * RLS already limits rows to the tenant, but through an InitPlan whose value the planner cannot see: it would
  * plan every tenant as an average one (a sequential scan for a small tenant sorted by sentAt). Naming the tenant
- * as a parameter lets it plan for this tenant's actual size.
+ * as a parameter lets it plan for this tenant's actual size. Only staff messages are history: a system message (a
+ * one-time code) is never listed, and the trigger-kept totals leave it out as well.
  */
 function filtered<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, shape: PageShape, params: PageParams) {
   // Qualified: the page's item projection has columns of the same names (title, content, status).
-  let result = query.where('smsMessages.tenantId', '=', params.tenantId)
+  let result = query.where('smsMessages.tenantId', '=', params.tenantId).where('smsMessages.kind', '=', sql.lit('STAFF'))
   if (shape.bySender) result = result.where('smsMessages.senderId', '=', params.senderId!)
   if (shape.byStatus) result = result.where('smsMessages.status', '=', params.status!)
   if (shape.byRecipientType) result = result.where('smsMessages.recipientType', '=', params.recipientType!)
@@ -147,7 +148,7 @@ function buildPage(db: Kysely<DB>, shape: PageShape, params: PageParams) {
       ? withTotal.orderBy('smsMessages.sentAt', (ob) => (sort.direction === 'asc' ? ob.asc() : ob.desc()).nullsLast())
       : withTotal.orderBy(`smsMessages.${sort.field}`, sort.direction)
   const page = ordered.orderBy('smsMessages.id', sort.direction).offset(params.offset).limit(params.limit)
-  return servedByAnIndex(shape) ? page : page.modifyEnd(planPerExecution)
+  return servedByAnIndex(shape) ? page : page.$call(planPerExecution)
 }
 
 // History is read far more often than anything is sent: each shape of the page query is compiled once.
@@ -178,7 +179,7 @@ async function countMessages(trx: TenantTx, shape: PageShape, params: PageParams
   }
   const row = await filtered(trx.selectFrom('smsMessages'), shape, params)
     .select((eb) => eb.fn.countAll<string>().as('total'))
-    .modifyEnd(planPerExecution)
+    .$call(planPerExecution)
     .executeTakeFirstOrThrow()
   return Number(row.total)
 }

@@ -1,9 +1,10 @@
 import { sql } from 'kysely'
-import { SENT_WITH_NEXT } from '../statement-cache.js'
-import type { TenantTx } from '../tenant.js'
+import { executeHeld } from '../driver/statement-flags.js'
+import type { TenantTx } from '../tenant-transaction.js'
 
-// Both statements answer nothing and refuse by raising SV020 (isQuotaExceeded in db/errors.ts), so the pg client
-// holds them back and writes them with the transaction's next statement (SENT_WITH_NEXT): neither costs a round trip.
+// Both statements answer nothing and refuse by raising SV020 (isQuotaExceeded in db/errors.ts), so the pipelined
+// driver holds them back and writes them with the transaction's next statement (executeHeld): neither costs a
+// round trip.
 
 /**
  * Refuses early, before a send writes anything, when `count` recipients no longer fit into the tenant's count for
@@ -11,7 +12,7 @@ import type { TenantTx } from '../tenant.js'
  */
 export async function checkDailyRecipients(trx: TenantTx, tenantId: number, count: number, limit: number): Promise<void> {
   if (limit === 0) return
-  await sql`select svc_check_daily_recipients(${tenantId}::bigint, ${count}::int, ${limit}::int) ${sql.raw(SENT_WITH_NEXT)}`.execute(trx)
+  await executeHeld(trx, sql`select svc_check_daily_recipients(${tenantId}::bigint, ${count}::int, ${limit}::int)`)
 }
 
 /**
@@ -21,7 +22,7 @@ export async function checkDailyRecipients(trx: TenantTx, tenantId: number, coun
  * transaction still at work (db/functions/svc_reserve_daily_recipients.sql).
  */
 export async function reserveDailyRecipients(trx: TenantTx, tenantId: number, count: number, limit: number): Promise<void> {
-  await sql`select svc_reserve_daily_recipients(${tenantId}::bigint, ${count}::int, ${limit}::int) ${sql.raw(SENT_WITH_NEXT)}`.execute(trx)
+  await executeHeld(trx, sql`select svc_reserve_daily_recipients(${tenantId}::bigint, ${count}::int, ${limit}::int)`)
 }
 
 /** Gives back recipients of a cancelled message to the day it was accepted on (never below zero). */

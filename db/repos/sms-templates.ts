@@ -1,6 +1,6 @@
 import { sql, type Selectable, type Updateable } from 'kysely'
 import type { SmsTemplatesTable, TemplateCategory } from '../schema.js'
-import type { TenantTx } from '../tenant.js'
+import type { TenantTx } from '../tenant-transaction.js'
 
 const COLUMNS = ['id', 'name', 'content', 'category', 'version', 'createdBy', 'createdAt', 'updatedAt'] as const
 

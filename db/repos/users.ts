@@ -1,8 +1,8 @@
 import { sql, type Selectable, type Updateable } from 'kysely'
 import { loginIdKey } from '../login-key.js'
-import { precompiled } from '../precompiled.js'
-import { endsReadOnlyTransaction } from '../statement-cache.js'
-import type { TenantTx } from '../tenant.js'
+import { precompiled } from '../driver/precompiled.js'
+import { endsReadOnlyTransaction } from '../driver/statement-flags.js'
+import type { TenantTx } from '../tenant-transaction.js'
 import type { UsersTable, UserStatus } from '../schema.js'
 import type { TenantPrefixedColumns } from './tenant-prefixed-columns.js'
 
@@ -15,11 +15,11 @@ export function findUserById(trx: TenantTx, id: number): Promise<UserRecord | un
   return trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst()
 }
 
-// GET /v1/me runs this on every request: compiled once (db/precompiled.ts). The join lives in svc_current_user
-// (db/functions/svc_current_user.sql), planned once per server session even when nothing is prepared. It is the
-// request's only statement, so its commit travels with it (GET runs read only).
-const userWithTenant = precompiled((db, params: { id: number }) =>
-  sql<UserWithTenant>`select * from svc_current_user(${params.id}::bigint) ${endsReadOnlyTransaction}`,
+// GET /v1/me runs this on every request: compiled once (db/driver/precompiled.ts). The join lives in
+// svc_current_user (db/functions/svc_current_user.sql), planned once per server session even when nothing is
+// prepared. It is the request's only statement, so its commit travels with it (GET runs read only).
+const userWithTenant = precompiled((_db, params: { id: number }) =>
+  endsReadOnlyTransaction(sql<UserWithTenant>`select * from svc_current_user(${params.id}::bigint)`),
 )
 
 export interface UserWithTenant extends UserRecord, TenantPrefixedColumns {}

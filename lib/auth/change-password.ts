@@ -1,6 +1,6 @@
 import { revokeSessions } from '../../db/repos/sessions.js'
 import { findCredentialsById, updatePasswordHash } from '../../db/repos/users.js'
-import type { TenantTx } from '../../db/tenant.js'
+import type { TenantTx } from '../../db/tenant-transaction.js'
 import { AppError } from '../errors.js'
 import { currentUserMissing } from './current-user.js'
 import { hashPassword, verifyPassword } from './password-hash.js'

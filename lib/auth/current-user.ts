@@ -1,7 +1,7 @@
 import { tenantFromPrefixedColumns } from '../../db/repos/tenant-prefixed-columns.js'
 import { findTenantById } from '../../db/repos/tenants.js'
 import { findUserById, findUserWithTenant, type UserRecord } from '../../db/repos/users.js'
-import type { TenantTx } from '../../db/tenant.js'
+import type { TenantTx } from '../../db/tenant-transaction.js'
 import { AppError } from '../errors.js'
 import { toUserResponse, type UserResponse } from './user-response.js'
 

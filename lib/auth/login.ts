@@ -1,7 +1,7 @@
 import { admitLoginAttempt, type EnteredTenant, type FailureKey, type LoginEntry } from '../../db/repos/login-admission.js'
 import { clearLoginFailures, recordLoginFailure } from '../../db/repos/login-guards.js'
 import { findCredentialsById, findCredentialsByLoginId } from '../../db/repos/users.js'
-import { withTenant } from '../../db/tenant.js'
+import { withTenant } from '../../db/tenant-transaction.js'
 import { AppError } from '../errors.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
 import { openSession } from './open-session.js'

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FailureKey } from '../../db/repos/login-admission.js'
 import { openLoginSession } from '../../db/repos/login-session.js'
-import type { TenantTx } from '../../db/tenant.js'
+import type { TenantTx } from '../../db/tenant-transaction.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
 import { planTokenPair, signTokenPair, type TokenPair } from './tokens.js'
 

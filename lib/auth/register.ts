@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { findOwnerEntry, findTenantBySlug, insertOwnerEntry, insertTenant } from '../../db/repos/tenants.js'
 import { insertUser } from '../../db/repos/users.js'
 import type { DB } from '../../db/schema.js'
-import { setTenant, withTenant, type TenantTx } from '../../db/tenant.js'
+import { bindTenant, type TenantTx, withServiceTransaction, withTenant } from '../../db/tenant-transaction.js'
 import { violatedUniqueConstraint } from '../../db/errors.js'
 import { AppError } from '../errors.js'
 import { normalizeBusinessNumber } from '../tenant/business-number.js'
@@ -103,14 +103,14 @@ async function createOwnerTenant(
   passwordHash: string,
   client: ClientInfo,
 ): Promise<Registered> {
-  return db.transaction().execute(async (root) => {
+  return withServiceTransaction(db, async (root) => {
     const tenant = await insertTenant(root, {
       slug: generateTenantSlug(input.instituteName),
       customId: generateCustomId(),
       name: input.instituteName,
       businessRegistrationNumber: businessNumber,
     })
-    const trx = await setTenant(root, tenant.id)
+    const trx = await bindTenant(root, tenant.id)
     const user = await insertUser(trx, {
       tenantId: tenant.id,
       userLoginId: input.userLoginId,

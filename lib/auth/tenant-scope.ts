@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/schema.js'
-import { withTenant, type TenantTx } from '../../db/tenant.js'
+import { type TenantTx, withTenant } from '../../db/tenant-transaction.js'
 
 /**
  * The explicit tenant context every user-administration call of the contract runs in: a tenant id (the call

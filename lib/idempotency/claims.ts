@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely'
 import { completeKey, findKey, insertKey, releaseKey, takeOverKey, type KeyScope } from '../../db/repos/idempotency-keys.js'
-import { withRequestTransaction, type RequestScope } from '../../db/request-transaction.js'
 import type { DB } from '../../db/schema.js'
-import { withTenant, type TenantTx } from '../../db/tenant.js'
+import { type RequestScope, type TenantTx, withRequestTransaction, withTenant } from '../../db/tenant-transaction.js'
 import { AppError } from '../errors.js'
 
 /** A key this request holds while it runs; `stamp` tells a takeover by a later retry apart from this claim. */

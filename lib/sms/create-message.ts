@@ -8,7 +8,7 @@ import {
 } from '../../db/repos/sms-messages.js'
 import { checkDailyRecipients, reserveDailyRecipients } from '../../db/repos/sms-quota.js'
 import type { StoredRecipient } from '../../db/schema.js'
-import type { TenantTx } from '../../db/tenant.js'
+import type { TenantTx } from '../../db/tenant-transaction.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
 import { assertRecipientCount, mergeRecipients } from './recipients.js'

@@ -1,7 +1,7 @@
 import type { ClassRoster } from '../../db/repos/class-roster.js'
 import { findOwnedGroup, listMembers } from '../../db/repos/recipient-groups.js'
 import type { StoredRecipient } from '../../db/schema.js'
-import type { TenantTx } from '../../db/tenant.js'
+import type { TenantTx } from '../../db/tenant-transaction.js'
 import { AppError } from '../errors.js'
 import { assertRecipientCount, normalizeRecipients, type RecipientInput } from './recipients.js'
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { openLoginSession } from '../../db/repos/login-session.js'
 import type { DeviceCategory, UserStatus } from '../../db/schema.js'
-import { withTenant } from '../../db/tenant.js'
+import { withTenant } from '../../db/tenant-transaction.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
 import { useTestApp } from '../helper.js'
 

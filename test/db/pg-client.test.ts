@@ -2,12 +2,16 @@ import net from 'node:net'
 import type pg from 'pg'
 import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest'
 import { createPool } from '../../db/database.js'
-import { MAX_PREPARED_PER_CONNECTION, PLANNED_PER_EXECUTION, SENT_WITH_NEXT } from '../../db/statement-cache.js'
-import { describePostgres, itPostgres } from '../helper.js'
+import type { ServiceClient } from '../../db/driver/pg-client.js'
+import { MAX_PREPARED_PER_CONNECTION } from '../../db/driver/statement-cache.js'
+import { describePipelined, itPipelined } from '../helper.js'
 import { transactionStatus, withPoolConnection } from './pool-connection.js'
 
-// The pg driver's own behaviour; the embedded store has no pg driver.
-describePostgres('the service pg client', () => {
+type Client = pg.PoolClient & Pick<ServiceClient, 'openTransaction' | 'run' | 'endTransaction'>
+const BEGIN = [{ text: 'begin', values: [] }]
+
+// The pipelined driver's own behaviour (db/driver/pg-client.ts), on a pool of its own whatever SVC_DB_DRIVER says.
+describePipelined('the pipelined pg client', () => {
   let pool: pg.Pool
   beforeAll(() => {
     pool = createPool(inject('databaseUrl'), 1)
@@ -16,48 +20,60 @@ describePostgres('the service pg client', () => {
   // Socket spies count what a test writes; none may outlive it.
   afterEach(() => vi.restoreAllMocks())
 
-  const withConnection = (use: (client: pg.PoolClient) => Promise<void>) => withPoolConnection(pool, use)
+  const withConnection = (use: (client: Client) => Promise<void>) => withPoolConnection(pool, (client) => use(client as Client))
   const inTransaction = transactionStatus
+  const statement = (text: string, ...values: unknown[]) => ({ text, values })
 
-  itPostgres('sends a transaction’s begin in one write with its first statement, and nothing before it', async () => {
+  itPipelined('sends a transaction’s opening in one write with its first statement, and nothing before it', async () => {
+    await withConnection(async (client) => {
+      const writes = vi.spyOn(net.Socket.prototype, '_writev')
+      const single = vi.spyOn(net.Socket.prototype, '_write')
+      client.openTransaction(BEGIN, false)
+      expect(writes.mock.calls.length + single.mock.calls.length).toBe(0)
+      const { rows } = await client.run(statement('select $1::int as answer', 42))
+      expect(rows).toEqual([{ answer: 42 }])
+      expect(writes.mock.calls.length + single.mock.calls.length).toBe(1)
+      expect(inTransaction(client)).toBe('T')
+      await client.endTransaction('rollback')
+    })
+  })
+
+  itPipelined('keeps the transaction: a rollback undoes the first statement’s work', async () => {
+    await withConnection(async (client) => {
+      await client.run(statement('create temporary table held_begin_probe (n int)'))
+      client.openTransaction(BEGIN, false)
+      await client.run(statement('insert into held_begin_probe values ($1)', 1))
+      await client.endTransaction('rollback')
+      expect((await client.run(statement('select count(*)::int as n from held_begin_probe'))).rows).toEqual([{ n: 0 }])
+    })
+  })
+
+  itPipelined('fails the first statement’s promise when it fails, leaving a transaction to roll back', async () => {
+    await withConnection(async (client) => {
+      client.openTransaction(BEGIN, false)
+      await expect(client.run(statement('select 1 / $1::int', 0))).rejects.toThrow(/division by zero/)
+      // pg rejects on the error message, before the server's ReadyForQuery updates the transaction status; the
+      // next statement is queued behind it and meets the aborted transaction.
+      await expect(client.run(statement('select $1::int', 1))).rejects.toThrow(/current transaction is aborted/)
+      await client.endTransaction('rollback')
+      expect(inTransaction(client)).toBe('I')
+    })
+  })
+
+  itPipelined('takes `begin` sent as a statement for a statement: only openTransaction holds a transaction’s opening', async () => {
     await withConnection(async (client) => {
       const writes = vi.spyOn(net.Socket.prototype, '_writev')
       const single = vi.spyOn(net.Socket.prototype, '_write')
       await client.query('begin', [])
-      expect(writes.mock.calls.length + single.mock.calls.length).toBe(0)
-      const { rows } = await client.query('select $1::int as answer', [42])
-      expect(rows).toEqual([{ answer: 42 }])
       expect(writes.mock.calls.length + single.mock.calls.length).toBe(1)
       expect(inTransaction(client)).toBe('T')
       await client.query('rollback', [])
     })
   })
 
-  itPostgres('keeps the transaction: a rollback undoes the first statement’s work', async () => {
-    await withConnection(async (client) => {
-      await client.query('create temporary table held_begin_probe (n int)', [])
-      await client.query('begin', [])
-      await client.query('insert into held_begin_probe values ($1)', [1])
-      await client.query('rollback', [])
-      expect((await client.query('select count(*)::int as n from held_begin_probe', [])).rows).toEqual([{ n: 0 }])
-    })
-  })
-
-  itPostgres('fails the first statement’s promise when it fails, leaving a transaction to roll back', async () => {
-    await withConnection(async (client) => {
-      await client.query('begin', [])
-      await expect(client.query('select 1 / $1::int', [0])).rejects.toThrow(/division by zero/)
-      // pg rejects on the error message, before the server's ReadyForQuery updates the transaction status; the
-      // next statement is queued behind it and meets the aborted transaction.
-      await expect(client.query('select $1::int', [1])).rejects.toThrow(/current transaction is aborted/)
-      await client.query('rollback', [])
-      expect(inTransaction(client)).toBe('I')
-    })
-  })
-
-  itPostgres('drops a begin that sent nothing when the connection goes back to the pool', async () => {
-    const first = await pool.connect()
-    await first.query('begin', [])
+  itPipelined('drops an opening that sent nothing when the connection goes back to the pool', async () => {
+    const first = (await pool.connect()) as Client
+    first.openTransaction(BEGIN, false)
     first.release()
     await withConnection(async (second) => {
       expect(second).toBe(first) // a pool of one: the same connection
@@ -66,64 +82,63 @@ describePostgres('the service pg client', () => {
     })
   })
 
-  const failingWithNext = `select 1 / $1::int as held ${SENT_WITH_NEXT}`
   /** Opens a transaction whose first statement fails on the server but is held, so nothing has reported it yet. */
-  const beginWithHeldFailure = async (client: pg.PoolClient) => {
-    await client.query('begin', [])
-    await client.query(failingWithNext, [0])
+  const beginWithHeldFailure = async (client: Client) => {
+    client.openTransaction(BEGIN, false)
+    await client.run(statement('select 1 / $1::int as held', 0), { held: true })
   }
   const writesTo = () => [vi.spyOn(net.Socket.prototype, '_writev'), vi.spyOn(net.Socket.prototype, '_write')]
   const count = (spies: ReturnType<typeof writesTo>) => spies.reduce((sum, spy) => sum + spy.mock.calls.length, 0)
 
-  itPostgres('holds a statement marked SENT_WITH_NEXT and writes it with begin and the next statement at once', async () => {
+  itPipelined('holds a statement flagged held and writes it with the opening and the next statement at once', async () => {
     await withConnection(async (client) => {
-      await client.query('create temporary table held_scope_probe (n int)', [])
+      await client.run(statement('create temporary table held_scope_probe (n int)'))
       const writes = writesTo()
-      await client.query('begin', [])
-      await client.query(`insert into held_scope_probe values ($1) ${SENT_WITH_NEXT}`, [7])
+      client.openTransaction(BEGIN, false)
+      await client.run(statement('insert into held_scope_probe values ($1)', 7), { held: true })
       expect(count(writes)).toBe(0)
-      expect((await client.query('select n from held_scope_probe', [])).rows).toEqual([{ n: 7 }])
+      expect((await client.run(statement('select n from held_scope_probe'))).rows).toEqual([{ n: 7 }])
       expect(count(writes)).toBe(1)
-      await client.query('commit', [])
+      await client.endTransaction('commit')
       expect(inTransaction(client)).toBe('I')
     })
   })
 
-  itPostgres('answers the next statement and the commit with a held statement’s error: never a silent rollback', async () => {
+  itPipelined('answers the next statement and the commit with a held statement’s error: never a silent rollback', async () => {
     await withConnection(async (client) => {
       await beginWithHeldFailure(client)
       // The server answers this one "current transaction is aborted"; the cause is the held statement.
-      await expect(client.query('select $1::int as next', [1])).rejects.toThrow(/division by zero/)
-      await expect(client.query('select $1::int as later', [2])).rejects.toThrow(/division by zero/)
-      await expect(client.query('commit', [])).rejects.toThrow(/division by zero/)
+      await expect(client.run(statement('select $1::int as next', 1))).rejects.toThrow(/division by zero/)
+      await expect(client.run(statement('select $1::int as later', 2))).rejects.toThrow(/division by zero/)
+      await expect(client.endTransaction('commit')).rejects.toThrow(/division by zero/)
       expect(inTransaction(client)).toBe('I')
-      expect((await client.query('select $1::int as after', [3])).rows).toEqual([{ after: 3 }])
+      expect((await client.run(statement('select $1::int as after', 3))).rows).toEqual([{ after: 3 }])
     })
   })
 
-  itPostgres('reports a held statement’s error on the commit when the transaction sent nothing else', async () => {
+  itPipelined('reports a held statement’s error on the commit when the transaction sent nothing else', async () => {
     await withConnection(async (client) => {
       await beginWithHeldFailure(client)
-      await expect(client.query('commit', [])).rejects.toThrow(/division by zero/)
+      await expect(client.endTransaction('commit')).rejects.toThrow(/division by zero/)
       expect(inTransaction(client)).toBe('I')
     })
   })
 
-  itPostgres('ends the transaction with a plain rollback once the held error was reported, and with it otherwise', async () => {
+  itPipelined('ends the transaction with a plain rollback once the held error was reported, and with it otherwise', async () => {
     await withConnection(async (client) => {
       await beginWithHeldFailure(client)
-      await expect(client.query('select $1::int', [1])).rejects.toThrow(/division by zero/)
-      await expect(client.query('rollback', [])).resolves.toMatchObject({ command: 'ROLLBACK' })
+      await expect(client.run(statement('select $1::int', 1))).rejects.toThrow(/division by zero/)
+      await expect(client.endTransaction('rollback')).resolves.toMatchObject({ command: 'ROLLBACK' })
       expect(inTransaction(client)).toBe('I')
       // Nothing else was sent: the rollback itself carries the held statement and reports its error.
       await beginWithHeldFailure(client)
-      await expect(client.query('rollback', [])).rejects.toThrow(/division by zero/)
+      await expect(client.endTransaction('rollback')).rejects.toThrow(/division by zero/)
       expect(inTransaction(client)).toBe('I')
     })
   })
 
-  itPostgres('drops held statements when the connection goes back to the pool', async () => {
-    const first = await pool.connect()
+  itPipelined('drops held statements when the connection goes back to the pool', async () => {
+    const first = (await pool.connect()) as Client
     await beginWithHeldFailure(first)
     first.release()
     await withConnection(async (second) => {
@@ -133,7 +148,7 @@ describePostgres('the service pg client', () => {
     })
   })
 
-  itPostgres('prepares a statement once per connection, and stops naming new texts at its maximum', async () => {
+  itPipelined('prepares a statement once per connection, and stops naming new texts at its maximum', async () => {
     // A connection of its own: statements the other tests named count towards the maximum too.
     const own = createPool(inject('databaseUrl'), 1)
     const client = await own.connect()
@@ -151,10 +166,10 @@ describePostgres('the service pg client', () => {
     }
   })
 
-  itPostgres('never prepares a statement that asks to be planned per execution', async () => {
+  itPipelined('never prepares a statement flagged planned per execution', async () => {
     await withConnection(async (client) => {
-      const text = `select $1::int as value ${PLANNED_PER_EXECUTION}`
-      await client.query(text, [1])
+      const text = 'select $1::int as planned_per_execution'
+      await client.run(statement(text, 1), { plannedPerExecution: true })
       const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements where statement = $1', [text])
       expect(rows).toEqual([{ n: 0 }])
     })

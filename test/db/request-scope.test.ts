@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { openRequestScope } from '../../db/tenant.js'
+import { requestScopeStatement, withServiceTransaction } from '../../db/tenant-transaction.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
 import { useTestApp } from '../helper.js'
 
@@ -11,8 +11,8 @@ describe('the request scope', () => {
 
   /** Opens the scope in a transaction of the app's runtime pool and reads back what it bound. */
   async function scoped(tenantId: number, jti: string | null, userId: number | null): Promise<string | null> {
-    return app.current.db.transaction().execute(async (trx) => {
-      await openRequestScope(trx, tenantId, jti, userId)
+    return withServiceTransaction(app.current.db, async (trx) => {
+      await trx.executeQuery(requestScopeStatement({ tenantId, accessJti: jti, userId }))
       const { rows } = await sql<{ tenant: string | null }>`select current_setting('app.tenant_id', true) as tenant`.execute(trx)
       return rows[0]!.tenant
     })

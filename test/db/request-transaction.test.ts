@@ -3,15 +3,14 @@ import { sql } from 'kysely'
 import { describe, expect, inject, it } from 'vitest'
 import { openPostgres } from '../../db/database.js'
 import { RequestScopeRefused } from '../../db/errors.js'
-import { openRequestTransaction, withRequestTransaction } from '../../db/request-transaction.js'
+import { endsReadOnlyTransaction } from '../../db/driver/statement-flags.js'
+import { openRequestTransaction, type TenantTx, withRequestTransaction } from '../../db/tenant-transaction.js'
 import { createTenant, insertUser, owner, unique } from '../fixtures.js'
 import { until } from '../auth-fixtures.js'
-import { itPostgres, useTestApp } from '../helper.js'
+import { itPipelined, useTestApp } from '../helper.js'
 import { startTcpProxy } from '../tcp-proxy.js'
-import { endsReadOnlyTransaction } from '../../db/statement-cache.js'
-import type { TenantTx } from '../../db/tenant.js'
 
-/** db/request-transaction.ts: the one function that ends a request transaction, and what it reports. */
+/** db/tenant-transaction.ts: the one function that ends a request transaction, and what it reports. */
 describe('request transaction', () => {
   const app = useTestApp()
 
@@ -51,8 +50,8 @@ describe('request transaction', () => {
     expect(await templateNamed(name)).toBeUndefined()
   })
 
-  // PostgreSQL only: there the scope statement waits for the request's next one; the embedded store raises it at once.
-  itPostgres('reports refused when the token was revoked and the request sent no statement, on commit or rollback', async () => {
+  // The pipelined driver holds the scope statement for the request's next one; the others raise it at once.
+  itPipelined('reports refused when the token was revoked and the request sent no statement, on commit or rollback', async () => {
     const { scope } = await caller()
     await revoke(scope.accessJti)
     for (const wanted of ['commit', 'rollback'] as const) {
@@ -62,7 +61,7 @@ describe('request transaction', () => {
   })
 
   for (const preparedStatements of [true, false]) {
-    itPostgres(`ends a transaction whose last read is still on the wire only after its answer, so the connection's next user starts clean (prepared statements ${preparedStatements ? 'on' : 'off'})`, async () => {
+    itPipelined(`ends a transaction whose last read is still on the wire only after its answer, so the connection's next user starts clean (prepared statements ${preparedStatements ? 'on' : 'off'})`, async () => {
       // One connection, through a proxy that can hold the server's answers.
       const target = new URL(inject('runtimeDatabaseUrl'))
       const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
@@ -76,7 +75,7 @@ describe('request transaction', () => {
         const { scope } = await caller()
         const transaction = await openRequestTransaction(database.db, { ...scope, readOnly: true })
         proxy.holdReplies()
-        const read = sql<{ n: number }>`select ${7}::int as n ${endsReadOnlyTransaction}`.execute(transaction.db)
+        const read = endsReadOnlyTransaction(sql<{ n: number }>`select ${7}::int as n`).execute(transaction.db)
         // The server has run the read (its batch ends with the commit); its answer is held.
         await until(async () => (await lastStatement()) === 'commit')
         // As when a client hangs up: the request's safety net ends the transaction while its read is on the wire.

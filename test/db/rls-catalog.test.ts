@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { owner } from '../fixtures.js'
 import { useTestApp } from '../helper.js'
 
-// Tables kept without RLS (README.md#architecture): read before any tenant context exists.
+// Tables kept without RLS (docs/architecture.md#tenancy-from-token-to-row): read before any tenant context exists.
 const TABLES_WITHOUT_RLS = ['owner_directory']
 
 describe('row-level security catalog', () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { rotateSessionWithinBudget, type SessionRotation } from '../../db/repos/session-rotation.js'
+import { withServiceTransaction } from '../../db/tenant-transaction.js'
 import { decodeJwt, insertUserWithPassword, login } from '../auth-fixtures.js'
 import { createTenant } from '../fixtures.js'
 import { useTestApp } from '../helper.js'
@@ -30,7 +31,7 @@ describe('svc_rotate_session commit durability', () => {
 
   /** Rotates inside a transaction and reads, in that same transaction, how it is going to commit. */
   async function rotateAndReadCommitMode(presented: SessionRotation['presented']) {
-    return app.current.db.transaction().execute(async (trx) => {
+    return withServiceTransaction(app.current.db, async (trx) => {
       const { rotation } = await rotateSessionWithinBudget(trx, { key: `test:${randomUUID()}`, limit: 100 }, {
         presented,
         next: nextTokens(),

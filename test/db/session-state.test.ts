@@ -2,9 +2,9 @@ import { sql } from 'kysely'
 import type pg from 'pg'
 import { afterAll, beforeAll, expect, inject } from 'vitest'
 import { openPostgres, type Database } from '../../db/database.js'
-import { withTenant } from '../../db/tenant.js'
+import { withTenant } from '../../db/tenant-transaction.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
-import { describePostgres, itPostgres } from '../helper.js'
+import { databaseDriver, describePostgres, itPipelined, itPostgres } from '../helper.js'
 import { RUNTIME_LOGIN_ROLE } from '../runtime-role.js'
 import { connectionOf, recordQueries, sessionQuery } from '../statement-recorder.js'
 
@@ -13,7 +13,7 @@ describePostgres('no session state on a server connection', () => {
   let asSuperuser: Database
   beforeAll(() => {
     // The owner URL of the run names a superuser: the strongest login a careless operator could configure.
-    asSuperuser = openPostgres(inject('databaseUrl'), 1)
+    asSuperuser = openPostgres(inject('databaseUrl'), 1, { driver: databaseDriver })
   })
   afterAll(async () => {
     await asSuperuser.close()
@@ -49,12 +49,12 @@ describePostgres('no session state on a server connection', () => {
     expect((await owner().selectFrom('users').select('id').where('tenantId', '=', tenant.id).execute()).length).toBe(1)
   })
 
-  itPostgres('refuses query forms it cannot place inside a role-setting transaction', async () => {
+  itPipelined('refuses query forms it cannot place inside a role-setting transaction', async () => {
     const client = await connectionOf(() => sql`select 1`.execute(asSuperuser.db))
     expect(() => client.query({ text: 'select count(*) from users' })).toThrow(/runtime connections accept only/)
   })
 
-  itPostgres('sends no named statement when prepared statements are off', async () => {
+  itPipelined('sends no named statement when prepared statements are off', async () => {
     const unnamed = openPostgres(inject('runtimeDatabaseUrl'), 1, { preparedStatements: false })
     const tenant = await createTenant()
     try {
@@ -70,7 +70,7 @@ describePostgres('no session state on a server connection', () => {
     }
   })
 
-  itPostgres('names statements when prepared statements are on (the default)', async () => {
+  itPipelined('names statements when prepared statements are on (the default)', async () => {
     const prepared = openPostgres(inject('runtimeDatabaseUrl'), 1)
     try {
       const { queries } = await recordQueries(() => sql`select ${1}::int as n`.execute(prepared.db))

@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { TenantContextMissing } from '../../db/errors.js'
-import { withTenant, type TenantTx } from '../../db/tenant.js'
+import { type TenantTx, withTenant } from '../../db/tenant-transaction.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
-import { itPostgres, openTestDatabase, testEnv, useTestApp } from '../helper.js'
+import { itPipelined, openTestDatabase, testEnv, useTestApp } from '../helper.js'
 import { recordExchanges, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '../statement-recorder.js'
 
 describe('tenant isolation enforced by the database', () => {
@@ -81,7 +81,7 @@ describe('tenant isolation enforced by the database', () => {
     expect(touched).toBe(false)
   })
 
-  itPostgres('binds the tenant in the same exchange as the transaction’s first statement', async () => {
+  itPipelined('binds the tenant in the same exchange as the transaction’s first statement', async () => {
     const { a, userA } = await twoTenants()
     const exchanges = await recordExchanges(() =>
       withTenant(app.current.db, a.id, (trx) => trx.selectFrom('users').select('id').where('id', '=', userA.id).execute()),

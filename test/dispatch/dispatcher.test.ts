@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { openPostgres } from '../../db/database.js'
 import { TenantContextMissing } from '../../db/errors.js'
 import { claimDueMessages } from '../../db/repos/dispatch.js'
 import type { Dispatcher } from '../../lib/sms/dispatch/dispatcher.js'
@@ -184,7 +183,7 @@ describe('dispatcher', () => {
   itConcurrent('two instances on one database send 1,000 messages exactly once', async () => {
     const tenant = await insertTenantAndSender(bed.iso.owner)
     const ids = await insertManyPendingMessages(bed.iso.owner, tenant, 1000)
-    const second = openPostgres(bed.iso.url, 6)
+    const second = bed.iso.open(6)
     try {
       const one = dispatcher({ batchSize: 50 })
       const two = dispatcher({ db: second.db, batchSize: 50 })

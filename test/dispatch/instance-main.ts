@@ -8,7 +8,7 @@ import type { InstanceConfig } from '../dispatch-instance.js'
 // no stop(), no release, no recording, its sockets closed by the kernel. Started by test/dispatch-instance.ts.
 
 const config = JSON.parse(process.argv[2] ?? '{}') as InstanceConfig
-const database = openPostgres(config.databaseUrl, 4)
+const database = openPostgres(config.databaseUrl, 4, { driver: config.driver })
 const dispatcher = createDispatcher({
   db: database.db,
   provider: createExtSmsProvider({ ...config.credentials, baseUrl: config.providerUrl, timeoutMs: 120_000 }),

@@ -166,7 +166,7 @@ describe('dispatch leases under faults', () => {
     const outage = await outageAfterFirstAnswer()
     const { logs } = outage
     // The runtime pool as the service opens it: a checked-out connection whose server goes away must not end the
-    // process (db/pg-client.ts listens for that).
+    // process (db/driver/pg-client.ts listens for that).
     const runtime = bed.iso.open(4)
     const engine = dispatcher({ db: runtime.db, provider: outage.provider, log: outage.log, leaseSeconds: 1 })
     try {

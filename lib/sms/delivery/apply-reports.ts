@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { findTenantBySlug } from '../../../db/repos/tenants.js'
 import type { DB } from '../../../db/schema.js'
-import { withTenant, type TenantTx } from '../../../db/tenant.js'
+import { type TenantTx, withTenant } from '../../../db/tenant-transaction.js'
 import type { DeliveryReport, ParsedDeliveryReport } from '../delivery-report.js'
 import { aggregateStatus, deliveryStatusForCode, nextDeliveryStatus, type DeliveryStatus } from '../delivery-status.js'
 

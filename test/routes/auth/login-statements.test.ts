@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { insertUserWithPassword, login, registerOwner, registerStudent } from '../../auth-fixtures.js'
 import { createTenant, owner } from '../../fixtures.js'
-import { buildTestApp, itPostgres } from '../../helper.js'
-import { SENT_WITH_NEXT } from '../../../db/statement-cache.js'
+import { buildTestApp, itPipelined, itPostgres } from '../../helper.js'
 import { recordExchanges, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '../../statement-recorder.js'
 
 /**
@@ -36,7 +35,7 @@ describe('POST /v1/login statements', () => {
   }
 
   function expectLoginStatements(exchanges: string[][]) {
-    const tenantScope = `select set_config('app.tenant_id', $1, true) ${SENT_WITH_NEXT}`
+    const tenantScope = `select set_config('app.tenant_id', $1, true)`
     // Lone statements run in a transaction of their own that sets the role: begin, statement, commit in one write.
     expect(exchanges.flat()).toEqual([
       expect.stringMatching(RUNTIME_BEGIN),
@@ -67,7 +66,7 @@ describe('POST /v1/login statements', () => {
     expect(exchanges.map((texts) => texts.length)).toEqual([5, 5, 5, 1, 5, 1])
   }
 
-  itPostgres('sends 10 statements (22 with the transactions of lone statements) for a portal login that replaces a session', async () => {
+  itPipelined('sends 10 statements (22 with the transactions of lone statements) for a portal login that replaces a session', async () => {
     const tenant = await createTenant()
     const user = await insertUserWithPassword(tenant)
     const credentials = { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }
@@ -81,7 +80,7 @@ describe('POST /v1/login statements', () => {
     expect(await owner().selectFrom('sessions').select('sid').where('userId', '=', user.id).execute()).toHaveLength(1)
   })
 
-  itPostgres('sends 10 statements (22 with the transactions of lone statements) for a root login through the owner directory', async () => {
+  itPipelined('sends 10 statements (22 with the transactions of lone statements) for a root login through the owner directory', async () => {
     const registered = await registerOwner(app)
     let status = 0
     const sent = await recorded(async () => {

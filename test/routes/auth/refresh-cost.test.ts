@@ -16,8 +16,8 @@ describe('POST /v1/refresh cost', () => {
   const signedIn = async () => (await portalUser(app.current)).signIn()
 
   // Counts the statements the pg driver sends; the embedded store has no pg driver to observe.
-  // A lone statement still runs in a transaction that sets the role (db/pg-client.ts): begin, the statement and
-  // commit leave in one write.
+  // A lone statement still runs in a transaction that sets the role (db/tenant-transaction.ts): begin, role, time
+  // limit, the statement and commit (one write on the pipelined driver).
   const alone = (statements: string[]) => {
     expect(statements).toHaveLength(5)
     expect(statements.slice(0, 3)).toEqual([expect.stringMatching(RUNTIME_BEGIN), RUNTIME_ROLE, expect.stringMatching(RUNTIME_TIMEOUT)])

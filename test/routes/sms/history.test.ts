@@ -1,9 +1,8 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { owner as ownerDb } from '../../fixtures.js'
-import { itPostgres, useTestApp } from '../../helper.js'
-import { recordStatements } from '../../statement-recorder.js'
-import { PLANNED_PER_EXECUTION } from '../../../db/statement-cache.js'
+import { databaseDriver, itPostgres, useTestApp } from '../../helper.js'
+import { recordQueries, type RecordedQuery } from '../../statement-recorder.js'
 import { insertMessageRow, minutesFromNow, problem, send } from '../../sms-send-fixtures.js'
 import { academy, actor, type Actor } from '../../staff-fixtures.js'
 
@@ -142,17 +141,18 @@ describe('SMS history', () => {
     itPostgres('reads an unfiltered page and its total in one statement; a filtered one counts separately', async () => {
       const { owner } = await academy(app.current)
       for (let minute = 0; minute < 3; minute++) await insertMessageRow(owner, { createdAt: at(minute), status: 'SENT' })
-      const reads = (statements: string[]) => statements.filter((statement) => /sms_message/.test(statement))
-      const plain = await recordStatements(() => history(owner, '?size=2'))
+      const reads = (queries: RecordedQuery[]) => queries.filter((query) => /sms_message/.test(query.text))
+      const plain = await recordQueries(() => history(owner, '?size=2'))
       expect(plain.result.json()).toMatchObject({ total: 3, totalPages: 2 })
-      expect(reads(plain.statements)).toHaveLength(1)
-      // An index serves this order for any tenant: prepared (test/db/history-plans.test.ts checks its generic plan).
-      expect(reads(plain.statements)[0]!.endsWith(PLANNED_PER_EXECUTION)).toBe(false)
-      const filtered = await recordStatements(() => history(owner, '?size=2&status=SENT'))
+      expect(reads(plain.queries)).toHaveLength(1)
+      // An index serves this order for any tenant: prepared, where the driver prepares statements (the pipelined
+      // one; test/db/history-plans.test.ts checks its generic plan).
+      expect(reads(plain.queries)[0]!.name !== undefined).toBe(databaseDriver === 'pipelined')
+      const filtered = await recordQueries(() => history(owner, '?size=2&status=SENT'))
       expect(filtered.result.json()).toMatchObject({ total: 3, totalPages: 2 })
-      expect(reads(filtered.statements)).toHaveLength(2)
+      expect(reads(filtered.queries)).toHaveLength(2)
       // Planned for this tenant and this filter every time, never from a prepared generic plan.
-      for (const statement of reads(filtered.statements)) expect(statement.endsWith(PLANNED_PER_EXECUTION)).toBe(true)
+      for (const query of reads(filtered.queries)) expect(query.name).toBeUndefined()
     })
 
     it('breaks ties on createdAt by id so pages never overlap', async () => {

@@ -1,10 +1,6 @@
-import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { APP_ROLE, createPool } from '../../../db/database.js'
-import type { DB } from '../../../db/schema.js'
-import { buildService } from '../../../build.js'
 import { owner, unique } from '../../fixtures.js'
-import { buildTestApp, itPostgres, testEnv, useTestApp } from '../../helper.js'
+import { buildTestApp, itPostgres, useTestApp } from '../../helper.js'
 import {
   EXTSMS_ENV,
   messageRows,
@@ -18,24 +14,7 @@ import {
   setSender,
 } from '../../sms-send-fixtures.js'
 import { academy, actor } from '../../staff-fixtures.js'
-import { isMaintenanceStatement } from '../../statement-recorder.js'
-
-/** The production app on a connection that records every statement it runs. */
-async function statementCountingApp() {
-  const env = testEnv()
-  const statements: string[] = []
-  const db = new Kysely<DB>({
-    dialect: new PostgresDialect({
-      pool: createPool(env.DATABASE_URL!, 5, { runtime: { role: APP_ROLE, statementTimeoutMs: env.SVC_DB_STATEMENT_TIMEOUT_MS } }),
-    }),
-    plugins: [new CamelCasePlugin()],
-    log: (event) => {
-      if (event.level === 'query' && !isMaintenanceStatement(event.query.sql)) statements.push(event.query.sql)
-    },
-  })
-  const app = await buildService(env, { db, kind: 'postgres', migrate: async () => undefined, probe: async () => undefined, close: () => db.destroy() })
-  return { app, statements }
-}
+import { recordStatements, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '../../statement-recorder.js'
 
 const message = (extra: Record<string, unknown> = {}) => ({
   recipients: recipients(2),
@@ -419,29 +398,28 @@ describe('POST /v1/sms/send', () => {
 
   describe('10,000 recipients', () => {
     itPostgres('sends to 10,000 recipients with a constant number of statements', async () => {
-      const { app: counting, statements } = await statementCountingApp()
-      try {
-        const { tenant, owner: sender } = await academy(counting)
-        statements.length = 0
-        const response = await send(counting, sender, message({ recipients: recipients(10_000), scheduledAt: minutesFromNow(60) }))
-        expect(response.statusCode).toBe(201)
-        const body = response.json()
-        expect(body).toMatchObject({ recipientCount: 10_000, estimatedSegments: 10_000, totalPrice: 200_000 })
-        expect(body.recipients).toHaveLength(10_000)
-        expect(body.recipients[9_999]).toMatchObject({ phone: '010-****-9999', name: 'Student 9999' })
-        // Claim (find + insert), tenant scope, sender setting, message, recipients, completion: no per-row work.
-        expect(statements.length).toBeLessThan(15)
-        expect(statements.filter((statement) => statement.includes('sms_recipients'))).toHaveLength(1)
-        const stored = await owner()
-          .selectFrom('smsRecipients')
-          .select((eb) => [eb.fn.countAll<string>().as('count'), eb.fn.max('recipientIndex').as('last')])
-          .where('tenantId', '=', tenant.id)
-          .where('smsId', '=', body.id)
-          .executeTakeFirstOrThrow()
-        expect({ count: Number(stored.count), last: stored.last }).toEqual({ count: 10_000, last: 9_999 })
-      } finally {
-        await counting.close()
-      }
+      const { tenant, owner: sender } = await academy(app.current)
+      const recorded = await recordStatements(() =>
+        send(app.current, sender, message({ recipients: recipients(10_000), scheduledAt: minutesFromNow(60) })),
+      )
+      // The role and time limit every transaction sets for itself (db/tenant-transaction.ts) are not the send's work.
+      const statements = recorded.statements.filter((text) => text !== RUNTIME_ROLE && !RUNTIME_TIMEOUT.test(text))
+      const response = recorded.result
+      expect(response.statusCode).toBe(201)
+      const body = response.json()
+      expect(body).toMatchObject({ recipientCount: 10_000, estimatedSegments: 10_000, totalPrice: 200_000 })
+      expect(body.recipients).toHaveLength(10_000)
+      expect(body.recipients[9_999]).toMatchObject({ phone: '010-****-9999', name: 'Student 9999' })
+      // Claim (find + insert), tenant scope, sender setting, message, recipients, completion: no per-row work.
+      expect(statements.length).toBeLessThan(15)
+      expect(statements.filter((statement) => statement.includes('sms_recipients'))).toHaveLength(1)
+      const stored = await owner()
+        .selectFrom('smsRecipients')
+        .select((eb) => [eb.fn.countAll<string>().as('count'), eb.fn.max('recipientIndex').as('last')])
+        .where('tenantId', '=', tenant.id)
+        .where('smsId', '=', body.id)
+        .executeTakeFirstOrThrow()
+      expect({ count: Number(stored.count), last: stored.last }).toEqual({ count: 10_000, last: 9_999 })
     })
   })
 })

@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely'
-import type { DB } from './schema.js'
+import type { DB } from '../schema.js'
 
 // A string no caller can pass as a value: NUL is refused by PostgreSQL text and by every request schema.
 const MARKER = '\u0000svc-param:'
@@ -14,6 +14,8 @@ type Slot<Params> = { param: keyof Params } | { value: unknown }
  *
  * `build` receives `params`, whose every property is a placeholder standing for that run-time value; anything
  * else it passes stays a constant of the query. Use it only for queries whose shape does not depend on their values.
+ * Each run hands Kysely a copy of the compiled statement with its values; the copy keeps the statement's root node,
+ * and with it the flags set on the query (statement-flags.ts).
  */
 export function precompiled<Params extends object, Row>(
   build: (db: Kysely<DB>, params: Params) => Compilable<Row> | RawBuilder<Row>,

@@ -43,8 +43,8 @@ type Connection = {
 /**
  * Several statements written as one extended-protocol exchange that ends with a single Sync, so the server runs
  * them in order and answers them all with one ReadyForQuery: one flush on the server, one packet back, and behind
- * a transaction pooler one forwarding instead of one per statement. db/pg-client.ts writes a transaction's held
- * `begin` and request scope with its next statement this way.
+ * a transaction pooler one forwarding instead of one per statement. pg-client.ts writes a transaction's held
+ * opening statements (begin, role, time limit, tenant binding) with its next statement this way.
  *
  * When a statement fails, the server skips every later message up to the Sync: the statements after it never run
  * (`skipped`), a `commit` among them included, so a transaction begun in the batch is left aborted for its owner
