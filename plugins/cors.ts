@@ -56,9 +56,16 @@ export default fp(
       return request.method !== 'OPTIONS' || request.headers['access-control-request-method'] !== undefined
     }
 
+    // @fastify/cors adds its catch-all OPTIONS route while it registers and takes no route options: the route is
+    // public (a preflight carries no credentials), given here while that registration runs and at no other time.
+    let registering = true
+    app.addHook('onRoute', (route) => {
+      if (registering) route.config = { ...route.config, access: 'public' }
+    })
     await app.register(cors, {
       delegator: (request, callback) => callback(null, granted(request) ? GRANTED : REFUSED),
     })
+    registering = false
 
     // @fastify/cors routes every OPTIONS to its catch-all route. One it has not answered as a preflight reaches this
     // hook and gets the answer it would get without CORS, before any later hook (auth) refuses it for another reason.
@@ -69,5 +76,5 @@ export default fp(
     })
   },
   // problem first: its not-found handler is the one callNotFound runs.
-  { name: 'cors', dependencies: ['env', 'problem'] },
+  { name: 'cors', dependencies: ['env', 'access', 'problem'] },
 )

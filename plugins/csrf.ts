@@ -1,17 +1,10 @@
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { bearerToken } from '../lib/auth/bearer-token.js'
 import { ACCESS_COOKIE, REFRESH_COOKIE } from '../lib/auth/cookies.js'
-import { isAuthSkipped } from '../lib/auth/skip-paths.js'
 import { corsOriginList } from '../lib/env.js'
 import { AppError } from '../lib/errors.js'
-import { bearerToken } from './auth.js'
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The route authenticates by the refresh cookie (refresh): its unsafe requests get the same origin check. */
-    refreshCookie?: boolean
-  }
-}
+import { policyOf } from '../lib/http/access.js'
 
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -30,10 +23,14 @@ function serialisedOrigin(text: string): string | null {
  * without a CORS preflight, which only listed origins pass. So only requests that authenticate by cookie are checked.
  */
 function authenticatedByCookie(request: FastifyRequest): boolean {
-  const config = request.routeOptions.config
-  if (config.refreshCookie === true) return Boolean(request.cookies[REFRESH_COOKIE])
-  if (request.is404 || config.auth === false || isAuthSkipped(request.url)) return false
-  return bearerToken(request) === undefined && Boolean(request.cookies[ACCESS_COOKIE])
+  switch (policyOf(request.routeOptions.config).csrfCookie) {
+    case 'refresh':
+      return Boolean(request.cookies[REFRESH_COOKIE])
+    case 'access':
+      return bearerToken(request) === undefined && Boolean(request.cookies[ACCESS_COOKIE])
+    case null:
+      return false
+  }
 }
 
 /**
@@ -70,5 +67,5 @@ export default fp(
       }
     })
   },
-  { name: 'csrf', dependencies: ['env', 'cookie'] },
+  { name: 'csrf', dependencies: ['env', 'access', 'cookie'] },
 )

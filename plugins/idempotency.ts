@@ -1,11 +1,12 @@
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { KeyScope } from '../db/repos/idempotency-keys.js'
-import type { TenantTx } from '../db/tenant.js'
+import type { TenantTx } from '../db/tenant-transaction.js'
 import { AppError } from '../lib/errors.js'
 import { appendRouteHook } from '../lib/http/route-hooks.js'
 import { claimKey, completeClaim, releaseClaim, type Claim } from '../lib/idempotency/claims.js'
 import { requestFingerprint } from '../lib/idempotency/fingerprint.js'
+import { IDEMPOTENCY_KEY_PATTERN } from '../lib/idempotency/key-format.js'
 
 /** Route flag: the route takes an `Idempotency-Key` and can re-read what it created for a replay. */
 export interface IdempotentRoute {
@@ -29,8 +30,6 @@ declare module 'fastify' {
 
 export const REPLAYED_HEADER = 'Idempotent-Replayed'
 const KEY_HEADER = 'idempotency-key'
-/** 1-255 visible ASCII characters; routes declare the same pattern in their header schema for the document. */
-export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7E]{1,255}$'
 const KEY_FORMAT = new RegExp(IDEMPOTENCY_KEY_PATTERN)
 
 interface HeldKey extends Claim {

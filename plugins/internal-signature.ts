@@ -4,15 +4,9 @@ import fp from 'fastify-plugin'
 import { findTenantBySlug } from '../db/repos/tenants.js'
 import { claimSignature } from '../db/repos/used-internal-signatures.js'
 import { AppError } from '../lib/errors.js'
+import { policyOf } from '../lib/http/access.js'
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * An operations call signed with SVC_INTERNAL_HMAC_SECRET (docs/api.md#signed-internal-calls) instead of a user
-     * token. The tenant comes from the signed `X-Tenant-Slug`; a `tenantSlug` path parameter must name the same one.
-     */
-    internalSignature?: boolean
-  }
   interface FastifyRequest {
     /** The body exactly as received, kept by `signedJsonParser` because the signature covers these bytes. */
     rawBody: Buffer | null
@@ -49,6 +43,13 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 type ParseDone = (error: Error | null, value?: unknown) => void
+
+/**
+ * An operations call signed with SVC_INTERNAL_HMAC_SECRET (docs/api.md#signed-internal-calls) instead of a user
+ * token (`access: 'internal-signed'`). The tenant comes from the signed `X-Tenant-Slug`; a `tenantSlug` path
+ * parameter must name the same one.
+ */
+const signed = (request: FastifyRequest) => policyOf(request.routeOptions.config).credential === 'internal-signature'
 
 const invalid = (detail: string) => new AppError('INTERNAL_SIGNATURE_INVALID', detail)
 
@@ -93,7 +94,7 @@ export default fp(
 
     // onRequest: headers and clock are checked before the body is read, so an unsigned caller costs nothing.
     app.addHook('onRequest', async (request) => {
-      if (request.routeOptions.config.internalSignature !== true) return
+      if (!signed(request)) return
       if (!secret) throw invalid('Internal calls are disabled: no signing secret is configured.')
       const missing = ['x-tenant-slug', 'x-timestamp', 'x-signature'].filter((name) => !header(request, name))
       if (missing.length > 0) throw invalid(`Missing header(s): ${missing.join(', ')}.`)
@@ -107,7 +108,7 @@ export default fp(
     // preValidation: the raw body exists now, and neither body validation nor the tenant transaction
     // (tenant-tx's preHandler) has run, so every unsigned request stops here without touching tenant data.
     app.addHook('preValidation', async (request) => {
-      if (request.routeOptions.config.internalSignature !== true || !secret) return
+      if (!signed(request) || !secret) return
       const tenantSlug = verifySignature(request, secret)
       const pathSlug = (request.params as Record<string, unknown> | undefined)?.tenantSlug
       if (pathSlug !== undefined && pathSlug !== tenantSlug) throw new AppError('TENANT_MISMATCH')
@@ -124,7 +125,7 @@ export default fp(
     // (tenant-tx's preHandler, registered before this one, has opened it): it is used up only if the call commits,
     // and of two concurrent replays the second waits on the row and then finds it taken.
     app.addHook('preHandler', async (request) => {
-      if (request.routeOptions.config.internalSignature !== true || !secret) return
+      if (!signed(request) || !secret) return
       // Kept until the timestamp leaves the window; after that the timestamp check refuses the call by itself.
       const expiresAt = new Date((Number(header(request, 'x-timestamp')) + SIGNATURE_WINDOW_SECONDS) * 1000)
       if (!(await claimSignature(request.db, header(request, 'x-signature')!, expiresAt))) {
@@ -132,5 +133,5 @@ export default fp(
       }
     })
   },
-  { name: 'internal-signature', dependencies: ['env', 'db', 'tenant-tx'] },
+  { name: 'internal-signature', dependencies: ['env', 'access', 'db', 'tenant-tx'] },
 )

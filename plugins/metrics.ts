@@ -134,7 +134,7 @@ function register(app: FastifyInstance): MetricsRecorder {
     (current) => current.oldestDueSeconds,
   )
   const token = app.env.SVC_METRICS_TOKEN
-  app.get(METRICS_PATH, { config: { auth: false, requestLog: 'debug' }, schema: { hide: true } }, async (request, reply) => {
+  app.get(METRICS_PATH, { config: { access: 'metrics-token', requestLog: 'debug' }, schema: { hide: true } }, async (request, reply) => {
     if (token !== undefined && !presentsToken(request.headers.authorization, token)) {
       throw new AppError('AUTH_002', 'This endpoint needs the metrics bearer token.', { headers: { 'www-authenticate': 'Bearer' } })
     }
@@ -157,10 +157,10 @@ function register(app: FastifyInstance): MetricsRecorder {
   }
 }
 
-/** Prometheus metrics (README.md#metrics): `GET /metrics` unless SVC_METRICS=off, behind SVC_METRICS_TOKEN when set. */
+/** Prometheus metrics (docs/operations.md#metrics): `GET /metrics` unless SVC_METRICS=off, behind SVC_METRICS_TOKEN when set. */
 export default fp(
   async (app) => {
     app.decorate('metrics', app.env.SVC_METRICS === 'on' ? register(app) : noMetrics)
   },
-  { name: 'metrics', dependencies: ['env', 'db', 'problem'] },
+  { name: 'metrics', dependencies: ['env', 'access', 'db', 'problem'] },
 )

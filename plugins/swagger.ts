@@ -1,7 +1,6 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
-import type { Role } from '../db/schema.js'
 import type { ErrorCode } from '../lib/errors.js'
 import { PROBLEM_SCHEMA_ID, ProblemSchema } from '../lib/http/problem-schema.js'
 import { documentRoute } from '../lib/openapi/document-route.js'
@@ -10,12 +9,10 @@ import { finishDocument } from '../lib/openapi/finish-document.js'
 declare module 'fastify' {
   interface FastifySchema {
     /**
-     * OpenAPI only: the catalog codes the handler answers, itself or through lib/. Refusals of plugins (auth,
-     * roles, idempotency, rate limits, CSRF, body checks) are derived from the route's config and need no entry.
+     * OpenAPI only: the catalog codes the handler answers, itself or through lib/. Refusals of plugins (access,
+     * idempotency, CSRF, body checks) are derived from the route's config and need no entry.
      */
     problems?: readonly ErrorCode[]
-    /** OpenAPI only: the roles a subtree's guard admits (its autohooks set this; `config.roles` speaks for itself). */
-    allowedRoles?: readonly Role[]
     /** OpenAPI only: the answer sets both token cookies, or clears them. */
     setsCookies?: 'tokens' | 'cleared'
   }
@@ -82,12 +79,11 @@ export default fp(
       transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     })
 
-    // The documentation routes are public: in their own context, every route they add is marked `auth: false`
-    // through its config (never by matching URLs in the auth hook) and hidden from the document. This hook runs
-    // after the root's onRoute hooks, which may already have asked for a tenant transaction, so that is undone.
+    // The documentation routes are public: in their own context, every route they add (the UI's among them, which
+    // take no options from us) is given `access: 'public'` and hidden from the document.
     await app.register(async (docs) => {
       docs.addHook('onRoute', (route) => {
-        route.config = { ...route.config, auth: false, tenant: false }
+        route.config = { ...route.config, access: 'public' }
         route.schema = { ...route.schema, hide: true }
       })
       // The explorer loads the document from its public address rather than the UI's own copy under /docs/json.
@@ -95,5 +91,5 @@ export default fp(
       docs.get(OPENAPI_PATH, async () => docs.swagger())
     })
   },
-  { name: 'swagger' },
+  { name: 'swagger', dependencies: ['access'] },
 )

@@ -1,20 +1,12 @@
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { openRequestTransaction, type RequestTransaction, type TransactionEnd } from '../db/request-transaction.js'
-import type { TenantTx } from '../db/tenant.js'
-import { isAuthSkipped } from '../lib/auth/skip-paths.js'
+import { openRequestTransaction, type RequestTransaction, type TenantTx, type TransactionEnd } from '../db/tenant-transaction.js'
 import { catalogErrorFor, refusalError } from '../lib/catalog-errors.js'
 import { AppError } from '../lib/errors.js'
+import { policyOf } from '../lib/http/access.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../lib/http/problem.js'
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * Run the route in a tenant transaction. Default, set by this plugin when the route is added: true for every
-     * route that authenticates a user, false for public ones (`auth: false`); signed internal routes declare true.
-     */
-    tenant?: boolean
-  }
   interface FastifyInstance {
     /** Features that run around the request transaction of the routes they apply to. */
     requestTransaction: { extend(extension: TransactionExtension): void }
@@ -71,8 +63,9 @@ type WithPassage = FastifyRequest & { [kPassage]: Passage | null }
 
 /**
  * The request transaction's lifecycle, in the order it runs:
- *   route added   `config.tenant` defaulted (see FastifyContextConfig.tenant above)
- *   preHandler    the route's extensions' beforeOpen, then openRequestTransaction (db/request-transaction.ts)
+ *   which routes  those whose access names a tenant (a user's access token, a signed internal call:
+ *                 lib/http/access.ts); the plugin that verified the credential has set request.tenantId
+ *   preHandler    the route's extensions' beforeOpen, then openRequestTransaction (db/tenant-transaction.ts)
  *   handler       request.db
  *   onSend        end: commit for a success, rollback otherwise; extensions' afterEnd; the outcome mapped to the
  *                 answer (a refused token or a failed commit replaces it); after-commit work scheduled
@@ -93,11 +86,6 @@ export default fp(
       if (!applying) chosen.set(config, (applying = extensions.filter((extension) => extension.appliesTo(config))))
       return applying
     }
-
-    app.addHook('onRoute', (route) => {
-      const config = route.config ?? {}
-      route.config = { ...config, tenant: config.tenant ?? (config.auth !== false && !isAuthSkipped(route.url ?? route.path)) }
-    })
 
     app.decorateRequest('tenantId', null)
     app.decorateRequest('accessJti', null)
@@ -135,7 +123,7 @@ export default fp(
     // effect before the refusal arrives: work outside it (events, dispatch kicks) goes through afterCommit.
     app.addHook('preHandler', async (request, reply) => {
       const config = request.routeOptions.config
-      if (config.tenant !== true) return
+      if (!policyOf(config).tenantTransaction) return
       const tenantId = request.tenantId
       if (tenantId === null) throw new AppError('INTERNAL_ERROR', 'route needs a tenant context but none was set')
       const passage: Passage = { transaction: null, entered: [], afterCommit: [], finished: false, opening: true, abortedWhileOpening: false }

@@ -19,9 +19,13 @@ export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-at-least-32-bytes-long'
 /** The run's backend, chosen by test/global-setup.ts: 'postgres' (a real server) or 'embedded' (PGlite). */
 export const databaseKind = inject('databaseKind')
 export const isEmbedded = databaseKind === 'embedded'
+/** The pg driver of the run's runtime databases (SVC_DB_DRIVER of the test command, default pipelined). */
+export const databaseDriver = inject('databaseDriver')
+const isPipelined = !isEmbedded && databaseDriver === 'pipelined'
 
 const ONE_CONNECTION = 'skipped on the embedded store: needs several concurrent database connections'
 const SERVER_ONLY = 'skipped on the embedded store: needs a PostgreSQL server'
+const PIPELINED_ONLY = 'skipped with SVC_DB_DRIVER=plain: pins what the pipelined driver sends'
 
 /**
  * For tests that need two database sessions at the same time (a second request racing an open transaction, row
@@ -43,6 +47,21 @@ export const needsPostgres = it.skipIf(isEmbedded)
 export function itPostgres(name: string, fn: TestFunction, timeout?: number): void {
   if (isEmbedded) it.skip(`${name} [${SERVER_ONLY}]`, fn)
   else it(name, fn, timeout)
+}
+
+/**
+ * For a driver test: one that pins the pipelined driver's exchanges, batches, held statements or prepared names
+ * (db/driver/README.md). Skipped, with the reason in its name, on the embedded store and with SVC_DB_DRIVER=plain.
+ */
+export function itPipelined(name: string, fn: TestFunction, timeout?: number): void {
+  if (isPipelined) it(name, fn, timeout)
+  else it.skip(`${name} [${isEmbedded ? SERVER_ONLY : PIPELINED_ONLY}]`, fn)
+}
+
+/** Like `describe` for a suite of driver tests (see `itPipelined`). */
+export function describePipelined(name: string, fn: () => void): void {
+  if (isPipelined) describe(name, fn)
+  else describe.skip(`${name} [${isEmbedded ? SERVER_ONLY : PIPELINED_ONLY}]`, fn)
 }
 
 /**
@@ -90,6 +109,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Env
     // runs as the least-privilege login role and only migrations as the owner, as in production.
     DATABASE_URL: isEmbedded ? undefined : inject('runtimeDatabaseUrl'),
     DATABASE_MIGRATION_URL: isEmbedded ? undefined : inject('databaseUrl'),
+    SVC_DB_DRIVER: databaseDriver,
     LOG_LEVEL: 'silent',
     SVC_JWT_SECRET: TEST_JWT_SECRET,
     SVC_BCRYPT_COST: '4',
@@ -154,6 +174,12 @@ export async function buildAppWith(
   before?.(fastify)
   await fastify.register(fp(app), { env, database: openTestDatabase(env) })
   await fastify.register(extend)
-  await fastify.ready()
+  try {
+    await fastify.ready()
+  } catch (error) {
+    // An app that refuses to start (tests of start-up checks) still gives its pool back.
+    await fastify.close().catch(() => undefined)
+    throw error
+  }
   return fastify
 }

@@ -1,4 +1,8 @@
-/** Requests under these prefixes never go through token extraction (docs/api.md#presenting-the-access-token). */
+/**
+ * Paths under these prefixes never read an access token (docs/api.md#presenting-the-access-token): plugins/access.ts
+ * refuses to start with a route there whose access asks for one, so a stale or foreign token can never stop a
+ * login, a registration or a refresh.
+ */
 export const AUTH_SKIP_PREFIXES = ['/v1/login', '/v1/register', '/v1/refresh', '/v1/oauth2', '/actuator'] as const
 
 /** True when the path (query string ignored) is one of the prefixes or below it, segment-wise. */

@@ -1,14 +1,12 @@
 import type { SwaggerTransform } from '@fastify/swagger'
 import type { FastifySchema } from 'fastify'
 import { STATUS_CODES } from 'node:http'
+import { policyOf, type AccessPolicy } from '../http/access.js'
 import { PROBLEM_SCHEMA_ID } from '../http/problem-schema.js'
 import { problemCodesOf } from './problem-codes.js'
 import { PROBLEM_MEDIA_TYPE, problemResponses } from './problem-responses.js'
 import { documentedHeaders, documentedParams, documentedQuery } from './request-inputs.js'
 import { sharedHeader, tokenCookiesHeader } from './response-headers.js'
-
-const INTERNAL_PREFIX = '/internal/'
-const PROVIDER_CALLBACK_PATH = '/v1/sms/solapi/webhook'
 
 const INTERNAL_NOTE =
   'Signed operations call, not for end users. Headers: X-Tenant-Slug, X-Timestamp (epoch seconds, within 300 s) and ' +
@@ -74,34 +72,34 @@ function documentResponses(route: Parameters<SwaggerTransform>[0]['route'], decl
   return responses
 }
 
-function rolesNote(route: Parameters<SwaggerTransform>[0]['route'], declared: FastifySchema): string | undefined {
-  const roles = route.config?.roles ?? declared.allowedRoles
-  return roles ? `Roles: ${roles.join(', ')}.` : undefined
+function rolesNote(policy: AccessPolicy): string | undefined {
+  return policy.roles ? `Roles: ${policy.roles.join(', ')}.` : undefined
 }
 
 /**
  * The document's view of one route (validation and serialisation are untouched): operation metadata as the route
  * declares it, inputs as a client sends them, every problem the route can answer per status, response headers,
- * security from the route's own flags, and the two non-user families tagged and described.
+ * security from the route's access, and the two non-user families tagged and described.
  */
 export const documentRoute: SwaggerTransform = ({ schema, url, route }) => {
   const declared = (schema ?? {}) as FastifySchema
-  const { problems: _problems, allowedRoles: _roles, setsCookies: _cookies, ...operation } = declared
+  const { problems: _problems, setsCookies: _cookies, ...operation } = declared
+  const policy = policyOf(route.config ?? {})
   const documented: Schema = { ...operation, response: documentResponses(route, declared) }
   if (declared.params) documented.params = documentedParams(declared.params)
   if (declared.querystring) documented.querystring = documentedQuery(declared.querystring)
   if (declared.headers) documented.headers = documentedHeaders(declared.headers)
 
-  const notes = [declared.description, rolesNote(route, declared)]
+  const notes = [declared.description, rolesNote(policy)]
   const withNote = (note: string) => [...notes, note].filter(Boolean).join('\n\n')
-  const publicRoute = route.config?.auth === false
-  if (url.startsWith(INTERNAL_PREFIX)) {
+  if (policy.credential === 'internal-signature') {
     Object.assign(documented, { tags: ['internal'], description: withNote(INTERNAL_NOTE), security: INTERNAL_SECURITY })
-  } else if (url === PROVIDER_CALLBACK_PATH) {
+  } else if (policy.credential === 'provider-secret') {
     Object.assign(documented, { tags: ['provider-callback'], description: withNote(PROVIDER_CALLBACK_NOTE), security: PROVIDER_SECURITY })
   } else {
     if (notes.some(Boolean)) documented.description = notes.filter(Boolean).join('\n\n')
-    if (declared.security === undefined && publicRoute) documented.security = []
+    // Only the access token is the document's global security; every other route states its own (none here).
+    if (declared.security === undefined && policy.credential !== 'access-token') documented.security = []
   }
   // A prefix's '/' route answers with and without the slash, and Fastify leaves the options it shares with the
   // slash variant holding that URL; the contract spells these paths without it (`/v1/me`).

@@ -1,6 +1,6 @@
 import type { FastifyContextConfig, FastifySchema } from 'fastify'
-import { isAuthSkipped } from '../auth/skip-paths.js'
 import type { ErrorCode } from '../errors.js'
+import { policyOf } from '../http/access.js'
 import { ERROR_CODES } from '../http/problem-schema.js'
 
 /** What is read of a route: the options the plugins read when they decide which of their refusals apply to it. */
@@ -16,16 +16,15 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 /**
  * The catalog codes an operation can answer, in catalog order. A plugin's refusals are derived from the same route
- * flags that attach the plugin's hook (`auth`, `roles`, `idempotency`, `addressRateLimit`, ...), so they cannot drift
- * from what runs; what the handler itself throws (directly or through lib/) is listed by the route in
- * `schema.problems`, and a subtree guard adds its roles in `schema.allowedRoles` (routes/v1/sms/autohooks.ts).
+ * config that decides whether the plugin acts (`access`, `idempotency`, ...), so they cannot drift from what runs;
+ * what the handler itself throws (directly or through lib/) is listed by the route in `schema.problems`.
  * The test helper checks every problem any test provokes against this list (test/documented-problems.ts).
  */
 export function problemCodesOf(route: DocumentedRoute): ErrorCode[] {
   const config = route.config ?? {}
   const schema = route.schema ?? {}
   const writes = [route.method].flat().some((method) => WRITE_METHODS.has(method))
-  const signedIn = config.auth !== false && !isAuthSkipped(route.url)
+  const policy = policyOf(config)
   const codes = new Set<ErrorCode>(schema.problems ?? [])
   const add = (...more: ErrorCode[]) => more.forEach((code) => codes.add(code))
 
@@ -38,13 +37,10 @@ export function problemCodesOf(route: DocumentedRoute): ErrorCode[] {
   if (writes) add('PAYLOAD_TOO_LARGE')
   // plugins/json-only.ts refuses a declared Content-Encoding or charset on every request, with a body or not.
   add('UNSUPPORTED_MEDIA_TYPE')
-  // plugins/auth.ts, then the request scope statement (db/tenant.ts: revoked token, tenant or user not ACTIVE).
-  if (signedIn) add('AUTH_002', 'AUTH_003', 'AUTH_004', 'AUTH_010', 'AUTH_015')
-  if (config.roles || schema.allowedRoles) add('AUTH_008')
-  if (writes && (signedIn || config.refreshCookie)) add('CSRF_ORIGIN_REJECTED')
+  // The credential, the role check and the address budget of the route's access (lib/http/access.ts).
+  add(...policy.problems)
+  if (writes && policy.csrfCookie) add('CSRF_ORIGIN_REJECTED')
   if (config.idempotency) add('IDEMPOTENCY_KEY_MISSING', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REQUEST_IN_PROGRESS')
-  if (config.addressRateLimit) add(config.addressRateLimit)
-  if (config.internalSignature) add('INTERNAL_SIGNATURE_INVALID', 'TENANT_MISMATCH', 'TENANT_NOT_FOUND')
 
   return ERROR_CODES.filter((code) => codes.has(code))
 }

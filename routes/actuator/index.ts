@@ -19,7 +19,7 @@ const probeLog = { requestLog: 'debug' } as const
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const health = { ...probeSchema, operationId: 'getHealth', summary: 'UP when the database answers' }
-  app.get('/health', { config: { auth: false, ...probeLog }, schema: health }, async (request, reply) => {
+  app.get('/health', { config: { access: 'public', ...probeLog }, schema: health }, async (request, reply) => {
     try {
       await withinProbeTimeout(sql`select 1`.execute(app.db))
       return { status: 'UP' as const }
@@ -32,7 +32,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   // Liveness restarts the process when it fails, so it asks nothing of the database: a database outage must not
   // turn into every instance restarting at once.
   const liveness = { ...probeSchema, operationId: 'getLiveness', summary: 'UP while the process serves HTTP' }
-  app.get('/health/liveness', { config: { auth: false, answersWhileClosing: true, ...probeLog }, schema: liveness }, async () => ({
+  app.get('/health/liveness', { config: { access: 'public', answersWhileClosing: true, ...probeLog }, schema: liveness }, async () => ({
     status: 'UP' as const,
   }))
 
@@ -41,7 +41,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/health/readiness',
     {
-      config: { auth: false, answersWhileClosing: true, ...probeLog },
+      config: { access: 'public', answersWhileClosing: true, ...probeLog },
       schema: { ...probeSchema, operationId: 'getReadiness', summary: 'UP when a query passes through the request path' },
     },
     async (request, reply) => {

@@ -3,15 +3,15 @@ import { INTERNAL_BODY_LIMIT } from '../../lib/http/body-limits.js'
 
 /**
  * Everything under /internal is an operations call signed over its raw body (docs/api.md#signed-internal-calls):
- * this subtree parses JSON itself to keep those bytes, and a route that forgets the signature flag fails at start-up
+ * this subtree parses JSON itself to keep those bytes, and a route that declares another access fails at start-up
  * rather than answering unsigned calls.
  */
 export default async function signedOnly(app: FastifyInstance): Promise<void> {
   // Operations calls are small; the limit keeps an unauthenticated caller from making the server hash megabytes.
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: INTERNAL_BODY_LIMIT }, app.signedJsonParser)
   app.addHook('onRoute', (route) => {
-    if (route.config?.internalSignature !== true || route.config.auth !== false) {
-      throw new Error(`${route.method} ${route.url}: /internal routes must be signed ({ auth: false, internalSignature: true })`)
+    if (route.config?.access !== 'internal-signed') {
+      throw new Error(`${route.method} ${route.url}: /internal routes must be signed ({ access: 'internal-signed' })`)
     }
   })
 }

@@ -9,7 +9,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/login',
     {
-      config: { auth: false, addressRateLimit: 'AUTH_018' },
+      config: { access: { audience: 'public', addressBudget: 'AUTH_018' } },
       schema: {
         operationId: 'login',
         summary: 'Sign in: into one academy with customId, or as an owner without it',

@@ -27,11 +27,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(204).send(null)
   }
 
-  app.post('/logout', { schema: logout }, async (request, reply) =>
+  app.post('/logout', { config: { access: 'user' }, schema: logout }, async (request, reply) =>
     endSessions(request, reply, { sid: request.caller.sid }, 'LOGOUT'),
   )
 
-  app.post('/logout-all', { schema: logoutAll }, async (request, reply) =>
+  app.post('/logout-all', { config: { access: 'user' }, schema: logoutAll }, async (request, reply) =>
     endSessions(request, reply, { userId: request.caller.userId }, 'LOGOUT_ALL'),
   )
 }

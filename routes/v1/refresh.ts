@@ -15,7 +15,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     {
       // The address budget is counted inside the rotation statement (lib/auth/refresh.ts), not by the rate-limit hook.
       // The refresh cookie authenticates it, so cross-origin calls are refused like cookie-signed ones (plugins/csrf.ts).
-      config: { auth: false, refreshCookie: true },
+      config: { access: 'refresh-cookie' },
       schema: {
         operationId: 'refreshTokens',
         summary: 'Rotate both tokens with the refresh cookie',

@@ -10,7 +10,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/register',
     {
-      config: { auth: false, addressRateLimit: 'RATE_LIMITED' },
+      config: { access: { audience: 'public', addressBudget: 'RATE_LIMITED' } },
       schema: {
         operationId: 'registerStudent',
         summary: 'Join an active academy as a student',
@@ -32,7 +32,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/register/owner',
     {
-      config: { auth: false, addressRateLimit: 'RATE_LIMITED' },
+      config: { access: { audience: 'public', addressBudget: 'RATE_LIMITED' } },
       schema: {
         operationId: 'registerOwner',
         summary: 'Register an academy and its owner',

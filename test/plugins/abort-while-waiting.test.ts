@@ -4,6 +4,7 @@ import { describe, expect, inject, it } from 'vitest'
 import { insertUserWithPassword, login, until } from '../auth-fixtures.js'
 import { createTenant, owner } from '../fixtures.js'
 import { buildAppWith, buildTestApp, describePostgres, itPostgres } from '../helper.js'
+import { actor } from '../staff-fixtures.js'
 
 // One pooled connection, so a second request must wait for it; a short wait limit, so a lost connection shows as a
 // 503 within the test rather than a hang.
@@ -58,11 +59,6 @@ describe('a client that hangs up while an extension opens its request', () => {
     let letThrough!: () => void
     const gate = new Promise<void>((resolve) => (letThrough = resolve))
     const app = await buildAppWith(async (test) => {
-      // Stands in for the auth plugin: takes the tenant from a header.
-      test.addHook('onRequest', async (request) => {
-        const header = request.headers['x-test-tenant']
-        if (typeof header === 'string') request.tenantId = Number(header)
-      })
       test.requestTransaction.extend({
         name: 'gated',
         appliesTo: (config) => (config as { gated?: boolean }).gated === true,
@@ -76,7 +72,7 @@ describe('a client that hangs up while an extension opens its request', () => {
           events.push(`afterEnd ${end.outcome}`)
         },
       })
-      test.get('/test/gated', { config: { auth: false, tenant: true, gated: true } as never }, async () => {
+      test.get('/test/gated', { config: { access: 'user', gated: true } as never }, async () => {
         events.push('handler')
         return { ok: true }
       })
@@ -85,7 +81,7 @@ describe('a client that hangs up while an extension opens its request', () => {
       const tenant = await createTenant()
       const address = await app.listen({ port: 0, host: '127.0.0.1' })
       const controller = new AbortController()
-      const abandoned = fetch(`${address}/test/gated`, { headers: { 'x-test-tenant': String(tenant.id) }, signal: controller.signal }).catch(
+      const abandoned = fetch(`${address}/test/gated`, { headers: (await actor(app, tenant, 'STUDENT')).headers, signal: controller.signal }).catch(
         (error: Error) => error.name,
       )
       await until(() => events.includes('beforeOpen started'), 10_000)

@@ -8,10 +8,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { Role } from '../../db/schema.js'
 import { AUTH_SKIP_PREFIXES, isAuthSkipped } from '../../lib/auth/skip-paths.js'
 import { AppError } from '../../lib/errors.js'
-import { STAFF_ROLES } from '../../plugins/auth.js'
 import { decodeJwt, expectProblem, insertUserWithPassword, login, signJwt, type AuthResult } from '../auth-fixtures.js'
 import { createTenant, insertUser, owner } from '../fixtures.js'
-import { TEST_JWT_SECRET, buildAppWith, itPostgres } from '../helper.js'
+import { TEST_JWT_SECRET, buildAppWith, itPipelined } from '../helper.js'
 import { recordQueries, RUNTIME_ROLE, RUNTIME_TIMEOUT, statementsOf } from '../statement-recorder.js'
 
 describe('isAuthSkipped', () => {
@@ -52,7 +51,7 @@ describe('auth plugin', () => {
 
   beforeAll(async () => {
     app = await buildAppWith(async (test) => {
-      test.get('/test/whoami', async (request) => {
+      test.get('/test/whoami', { config: { access: 'user' } }, async (request) => {
         const { rows } = await sql<{ tenant: string }>`select current_setting('app.tenant_id', true) as tenant`.execute(request.db)
         const identity = request.caller
         return {
@@ -62,44 +61,42 @@ describe('auth plugin', () => {
         }
       })
       for (const prefix of AUTH_SKIP_PREFIXES) {
-        test.get(`${prefix}/test-whoami`, async (request) => ({ identity: request.identity }))
-        test.get(`${prefix}x-test-whoami`, async (request) => ({ userId: request.identity?.userId ?? null }))
+        test.get(`${prefix}/test-whoami`, { config: { access: 'public' } }, async (request) => ({ identity: request.identity }))
+        test.get(`${prefix}x-test-whoami`, { config: { access: 'user' } }, async (request) => ({ userId: request.identity?.userId ?? null }))
       }
-      test.get('/test/owner-only', { config: { roles: ['OWNER'] } }, async () => ({ ok: true }))
-      test.get('/test/public-caller', { config: { auth: false } }, async (request) => ({ userId: request.caller.userId }))
-      await test.register(async (staff) => {
-        staff.addHook('onRequest', staff.requireRoles(STAFF_ROLES))
-        staff.get('/test/staff/area', async () => ({ ok: true }))
-        staff.get('/test/staff/public', { config: { auth: false } }, async () => ({ ok: true }))
-      })
+      test.get('/test/owner-only', { config: { access: 'owner' } }, async () => ({ ok: true }))
+      test.get('/test/managers', { config: { access: { roles: ['OWNER', 'MANAGER'] } } }, async () => ({ ok: true }))
+      test.get('/test/public-caller', { config: { access: 'public' } }, async (request) => ({ userId: request.caller.userId }))
+      test.get('/test/staff/area', { config: { access: 'staff' } }, async () => ({ ok: true }))
+      test.get('/test/staff/public', { config: { access: 'public' } }, async () => ({ ok: true }))
       test.get(
         '/test/users/:id',
-        { schema: { params: Type.Object({ id: Type.Integer() }) } },
+        { config: { access: 'user' }, schema: { params: Type.Object({ id: Type.Integer() }) } },
         async (request) => {
           const { id } = request.params as { id: number }
           const user = await request.db.selectFrom('users').select(['id', 'tenantId']).where('id', '=', id).executeTakeFirst()
           return { user: user ?? null }
         },
       )
-      test.get('/test/users', async (request) => {
+      test.get('/test/users', { config: { access: 'user' } }, async (request) => {
         const rows = await request.db.selectFrom('users').select('tenantId').distinct().execute()
         return { tenantIds: rows.map((row) => row.tenantId) }
       })
-      test.get('/test/statements', async (request) => {
+      test.get('/test/statements', { config: { access: 'user' } }, async (request) => {
         seenByHandler = [...statements]
         await sql`select ${1}::int as probe`.execute(request.db)
         return { ok: true }
       })
-      test.post('/test/rename', async (request) => {
+      test.post('/test/rename', { config: { access: 'user' } }, async (request) => {
         await request.db.updateTable('users').set({ name: 'renamed by a revoked token' }).where('id', '=', request.caller.userId).execute()
         return { ok: true }
       })
-      test.get('/test/rename-on-get', async (request) => {
+      test.get('/test/rename-on-get', { config: { access: 'user' } }, async (request) => {
         await request.db.updateTable('users').set({ name: 'renamed by a GET' }).where('id', '=', request.caller.userId).execute()
         return { ok: true }
       })
-      test.get('/test/no-statement', async () => ({ ok: true }))
-      test.get('/test/fails-first', async () => {
+      test.get('/test/no-statement', { config: { access: 'user' } }, async () => ({ ok: true }))
+      test.get('/test/fails-first', { config: { access: 'user' } }, async () => {
         throw new AppError('NOT_FOUND')
       })
     })
@@ -239,13 +236,20 @@ describe('auth plugin', () => {
   })
 
   describe('skip prefixes', () => {
-    it.each(AUTH_SKIP_PREFIXES)('never reads a token under %s, not even a valid one', async (prefix) => {
+    it.each(AUTH_SKIP_PREFIXES)('never reads a token on a public route under %s, not even a valid one', async (prefix) => {
       const { bearer } = await signedIn()
       const withValid = await app.inject({ method: 'GET', url: `${prefix}/test-whoami`, headers: bearer })
       expect(withValid.statusCode).toBe(200)
       expect(withValid.json()).toEqual({ identity: null })
       const withGarbage = await app.inject({ method: 'GET', url: `${prefix}/test-whoami`, headers: { authorization: 'Bearer garbage' } })
       expect(withGarbage.statusCode).toBe(200)
+    })
+
+    it.each(AUTH_SKIP_PREFIXES)('refuses to start with a route under %s that reads an access token', async (prefix) => {
+      const started = buildAppWith(async (test) => {
+        test.get(`${prefix}/test-reads-token`, { config: { access: 'user' } }, async () => ({ ok: true }))
+      })
+      await expect(started).rejects.toThrow(`GET ${prefix}/test-reads-token: reads an access token under a skipped prefix`)
     })
 
     it.each(AUTH_SKIP_PREFIXES)('authenticates a path that only starts with the letters of %s', async (prefix) => {
@@ -279,6 +283,16 @@ describe('auth plugin', () => {
   })
 
   describe('role guards', () => {
+    it.each([
+      ['OWNER', 200],
+      ['MANAGER', 200],
+      ['INSTRUCTOR', 403],
+      ['STUDENT', 403],
+    ] as const)('guards a route of access { roles: [OWNER, MANAGER] }: %s gets %i', async (role, status) => {
+      const { bearer } = await signedIn(role)
+      expect((await app.inject({ method: 'GET', url: '/test/managers', headers: bearer })).statusCode).toBe(status)
+    })
+
     it('refuses a role a route does not list with AUTH_008', async () => {
       const student = await signedIn('STUDENT')
       expectProblem(await app.inject({ method: 'GET', url: '/test/owner-only', headers: student.bearer }), 403, 'AUTH_008')
@@ -291,14 +305,14 @@ describe('auth plugin', () => {
       ['MANAGER', 200],
       ['INSTRUCTOR', 200],
       ['STUDENT', 403],
-    ] as const)('guards a staff subtree: %s gets %i', async (role, status) => {
+    ] as const)("guards a route of access 'staff': %s gets %i", async (role, status) => {
       const { bearer } = await signedIn(role)
       const response = await app.inject({ method: 'GET', url: '/test/staff/area', headers: bearer })
       expect(response.statusCode).toBe(status)
       if (status === 403) expectProblem(response, 403, 'AUTH_008')
     })
 
-    it('answers AUTH_002, not AUTH_008, in a guarded subtree without a token, and leaves public routes open', async () => {
+    it('answers AUTH_002, not AUTH_008, to a staff route without a token, and leaves public routes open', async () => {
       expectProblem(await app.inject({ method: 'GET', url: '/test/staff/area' }), 401, 'AUTH_002')
       expect((await app.inject({ method: 'GET', url: '/test/staff/public' })).statusCode).toBe(200)
     })
@@ -339,7 +353,7 @@ describe('auth plugin', () => {
   describe('cost of the token check', () => {
     // Counts the statements the pg driver sends; the embedded store has no pg driver to observe.
     // Counts what the pg driver sends and the socket writes it takes; the embedded store has no pg driver to observe.
-    itPostgres('binds the tenant and checks the revocation list in the same write as the handler’s first statement', async () => {
+    itPipelined('binds the tenant and checks the revocation list in the same write as the handler’s first statement', async () => {
       const { bearer } = await signedIn()
       // Warm the pool so connection set-up is not part of the measured request.
       expect((await app.inject({ method: 'GET', url: '/test/statements', headers: bearer })).statusCode).toBe(200)
@@ -369,7 +383,7 @@ describe('auth plugin', () => {
       expect(writes.reduce((sum, spy) => sum + spy.mock.calls.length, 0)).toBe(2)
     })
 
-    itPostgres('answers GET /v1/me in one write: begin, scope, the read and its commit', async () => {
+    itPipelined('answers GET /v1/me in one write: begin, scope, the read and its commit', async () => {
       const { bearer, user } = await signedIn()
       expect((await app.inject({ method: 'GET', url: '/v1/me', headers: bearer })).statusCode).toBe(200)
       const { result: response, queries } = await recordQueries(async () => {

@@ -90,8 +90,8 @@ describe('idempotency plugin', () => {
         await request.completeIdempotency(row.id, 201)
         return reply.code(201).send(row)
       }
-      test.post('/test/idem/:slot', { config: { idempotency: { load } }, schema: { params: Type.Object({ slot: Type.Integer() }), body, response } }, handler)
-      test.post('/test/idem-other', { config: { idempotency: { load } }, schema: { body, response } }, handler)
+      test.post('/test/idem/:slot', { config: { access: 'user', idempotency: { load } }, schema: { params: Type.Object({ slot: Type.Integer() }), body, response } }, handler)
+      test.post('/test/idem-other', { config: { access: 'user', idempotency: { load } }, schema: { body, response } }, handler)
     })
   })
   afterAll(() => app.close())

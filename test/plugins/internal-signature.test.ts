@@ -203,7 +203,7 @@ describe('internal signature plugin on a route without the signed parser', () =>
   beforeAll(async () => {
     app = await buildAppWith(
       async (test) => {
-        test.patch('/test/signed', { config: { auth: false, internalSignature: true } }, async () => ({ ok: true }))
+        test.patch('/test/signed', { config: { access: 'internal-signed' } }, async () => ({ ok: true }))
       },
       { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET },
     )

@@ -10,17 +10,17 @@ describe('problem+json rendering', () => {
   beforeAll(async () => {
     app = await buildAppWith(async (test) => {
       const body = Type.Object({ name: Type.String({ maxLength: 10 }), count: Type.Integer() }, { additionalProperties: false })
-      test.post('/test/echo', { config: { auth: false }, schema: { body } }, async (request) => request.body)
-      test.get('/test/catalog', { config: { auth: false } }, async () => {
+      test.post('/test/echo', { config: { access: 'public' }, schema: { body } }, async (request) => request.body)
+      test.get('/test/catalog', { config: { access: 'public' } }, async () => {
         throw new AppError('AUTH_018', undefined, { headers: { 'retry-after': '60' } })
       })
-      test.get('/test/items/:id', { config: { auth: false } }, async () => ({ ok: true }))
-      test.post('/test/store-name', { config: { auth: false }, schema: { body: Type.Object({ name: Type.String() }) } }, async (request) => {
+      test.get('/test/items/:id', { config: { access: 'public' } }, async () => ({ ok: true }))
+      test.post('/test/store-name', { config: { access: 'public' }, schema: { body: Type.Object({ name: Type.String() }) } }, async (request) => {
         const { sql } = await import('kysely')
         await sql`select ${(request.body as { name: string }).name}::text as name`.execute(test.db)
         return { ok: true }
       })
-      test.get('/test/crash', { config: { auth: false } }, async () => {
+      test.get('/test/crash', { config: { access: 'public' } }, async () => {
         throw new Error('select * from secrets where password = hunter2')
       })
     })

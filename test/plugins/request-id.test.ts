@@ -77,7 +77,7 @@ describe('X-Request-Id on a problem rewritten at rollback', () => {
     // A handler that fails before sending a statement: the token's revocation check travels with the rollback, and
     // plugins/tenant-tx.ts rewrites the answer there.
     service = await buildAppWith(async (extra) => {
-      extra.get('/v1/test-fails-first', async () => {
+      extra.get('/v1/test-fails-first', { config: { access: 'user' } }, async () => {
         throw new AppError('NOT_FOUND')
       })
     })

@@ -14,10 +14,9 @@ describe('tenant transaction plugin', () => {
 
   beforeAll(async () => {
     app = await buildAppWith(async (test) => {
-      // Stands in for the auth plugin: takes the tenant from a header.
+      // Runs after the auth plugin: a request may drop the tenant the token gave it, as a faulty plugin would.
       test.addHook('onRequest', async (request) => {
-        const header = request.headers['x-test-tenant']
-        if (typeof header === 'string') request.tenantId = Number(header)
+        if (request.headers['x-test-drop-tenant'] !== undefined) request.tenantId = null
         // What requests log at error level, by message (a request's logger may be shared: wrapped once).
         const log = request.log as typeof request.log & { [watched]?: true }
         if (log[watched]) return
@@ -29,7 +28,7 @@ describe('tenant transaction plugin', () => {
         log[watched] = true
       })
       const body = Type.Object({ loginId: Type.String(), fail: Type.Optional(Type.Boolean()) })
-      test.post('/test/users', { config: { auth: false, tenant: true }, schema: { body } }, async (request, reply) => {
+      test.post('/test/users', { config: { access: 'user' }, schema: { body } }, async (request, reply) => {
         const { loginId, fail } = request.body as { loginId: string; fail?: boolean }
         await request.db
           .insertInto('users')
@@ -42,7 +41,7 @@ describe('tenant transaction plugin', () => {
         if (fail) throw new Error('boom after insert')
         return reply.code(201).send({ ok: true })
       })
-      test.post('/test/slow-users', { config: { auth: false, tenant: true }, schema: { body } }, async (request) => {
+      test.post('/test/slow-users', { config: { access: 'user' }, schema: { body } }, async (request) => {
         const { loginId } = request.body as { loginId: string }
         await request.db
           .insertInto('users')
@@ -53,7 +52,7 @@ describe('tenant transaction plugin', () => {
         return { ok: true }
       })
       // A refusal that travels with the commit: a quota reservation that cannot fit, held for the commit.
-      test.post('/test/refused-at-commit', { config: { auth: false, tenant: true }, schema: { body } }, async (request, reply) => {
+      test.post('/test/refused-at-commit', { config: { access: 'user' }, schema: { body } }, async (request, reply) => {
         const { loginId } = request.body as { loginId: string }
         await request.db
           .insertInto('users')
@@ -62,25 +61,27 @@ describe('tenant transaction plugin', () => {
         await reserveDailyRecipients(request.db, request.tenantId!, 3, 1)
         return reply.code(201).send({ ok: true })
       })
-      test.get('/test/no-tenant-route', { config: { auth: false } }, async (request) => {
+      test.get('/test/no-tenant-route', { config: { access: 'public' } }, async (request) => {
         return { tenant: request.db ? 'unexpected' : 'none' }
       })
-      // Neither declares `tenant`: the plugin's default decides.
+      // The route's access alone decides whether a transaction opens.
       const transactionState = async (request: FastifyRequest) => {
-        const tenant = request.routeOptions.config.tenant
         try {
           await request.db.selectFrom('users').select('id').limit(1).execute()
-          return { tenant, transaction: 'open' }
+          return { transaction: 'open' }
         } catch {
-          return { tenant, transaction: 'none' }
+          return { transaction: 'none' }
         }
       }
-      test.get('/test/authenticated-default', transactionState)
-      test.get('/test/public-default', { config: { auth: false } }, transactionState)
-      test.get('/test/authenticated-opt-out', { config: { tenant: false } }, transactionState)
+      test.get('/test/user-route', { config: { access: 'user' } }, transactionState)
+      test.get('/test/staff-route', { config: { access: 'staff' } }, transactionState)
+      test.get('/test/public-route', { config: { access: 'public' } }, transactionState)
+      test.post('/test/refresh-cookie-route', { config: { access: 'refresh-cookie' } }, transactionState)
     })
   })
   afterAll(() => app.close())
+
+  const studentOf = async (tenant: Parameters<typeof actor>[1]) => (await actor(app, tenant, 'STUDENT')).headers
 
   const exists = async (loginId: string) =>
     Boolean(await owner().selectFrom('users').select('id').where('userLoginId', '=', loginId).executeTakeFirst())
@@ -96,7 +97,7 @@ describe('tenant transaction plugin', () => {
   it('commits on success and runs after-commit work once the data is visible', async () => {
     const tenant = await createTenant()
     const loginId = unique('commit')
-    const response = await app.inject({ method: 'POST', url: '/test/users', headers: { 'x-test-tenant': String(tenant.id) }, payload: { loginId } })
+    const response = await app.inject({ method: 'POST', url: '/test/users', headers: await studentOf(tenant), payload: { loginId } })
     expect(response.statusCode).toBe(201)
     expect(await exists(loginId)).toBe(true)
     await until(() => events.includes(`${loginId}:visible`))
@@ -105,7 +106,7 @@ describe('tenant transaction plugin', () => {
   it('rolls back on error and never runs after-commit work', async () => {
     const tenant = await createTenant()
     const loginId = unique('rollback')
-    const response = await app.inject({ method: 'POST', url: '/test/users', headers: { 'x-test-tenant': String(tenant.id) }, payload: { loginId, fail: true } })
+    const response = await app.inject({ method: 'POST', url: '/test/users', headers: await studentOf(tenant), payload: { loginId, fail: true } })
     expect(response.statusCode).toBe(500)
     expect(response.json()).toMatchObject({ code: 'INTERNAL_ERROR', detail: 'An unexpected error occurred.' })
     expect(response.body).not.toContain('boom')
@@ -121,7 +122,7 @@ describe('tenant transaction plugin', () => {
     const controller = new AbortController()
     const pending = fetch(`${address}/test/slow-users`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-test-tenant': String(tenant.id) },
+      headers: { 'content-type': 'application/json', ...(await studentOf(tenant)) },
       body: JSON.stringify({ loginId }),
       signal: controller.signal,
     }).catch(() => 'aborted')
@@ -136,7 +137,7 @@ describe('tenant transaction plugin', () => {
     const tenant = await createTenant()
     const loginId = unique('refused')
     errorsLogged.length = 0
-    const response = await app.inject({ method: 'POST', url: '/test/refused-at-commit', headers: { 'x-test-tenant': String(tenant.id) }, payload: { loginId } })
+    const response = await app.inject({ method: 'POST', url: '/test/refused-at-commit', headers: await studentOf(tenant), payload: { loginId } })
     expect(response.statusCode).toBe(429)
     expect(response.json()).toMatchObject({ code: 'SMS_QUOTA_EXCEEDED' })
     expect(Number(response.headers['retry-after'])).toBeGreaterThan(0)
@@ -147,7 +148,8 @@ describe('tenant transaction plugin', () => {
 
   it('fails closed before any data access when the route has no tenant context', async () => {
     const loginId = unique('nocontext')
-    const response = await app.inject({ method: 'POST', url: '/test/users', payload: { loginId } })
+    const { headers } = await actor(app, await createTenant(), 'STUDENT')
+    const response = await app.inject({ method: 'POST', url: '/test/users', headers: { ...headers, 'x-test-drop-tenant': '1' }, payload: { loginId } })
     expect(response.statusCode).toBe(500)
     expect(await exists(loginId)).toBe(false)
   })
@@ -160,16 +162,18 @@ describe('tenant transaction plugin', () => {
 
   it('rejects invalid input before the handler runs', async () => {
     const tenant = await createTenant()
-    const response = await app.inject({ method: 'POST', url: '/test/users', headers: { 'x-test-tenant': String(tenant.id) }, payload: { loginId: 5 } })
+    const response = await app.inject({ method: 'POST', url: '/test/users', headers: await studentOf(tenant), payload: { loginId: 5 } })
     expect(response.statusCode).toBe(400)
     expect(response.json().code).toBe('VALIDATION_FAILED')
   })
 
-  it('opens a transaction for every authenticated route by default, none for a public one, and lets a route opt out', async () => {
+  it('opens a transaction for the routes whose access names a tenant, and none for the others', async () => {
     const { headers } = await actor(app, await createTenant(), 'OWNER')
-    const state = async (url: string, auth?: { authorization: string }) => (await app.inject({ method: 'GET', url, headers: auth })).json()
-    expect(await state('/test/authenticated-default', headers)).toEqual({ tenant: true, transaction: 'open' })
-    expect(await state('/test/public-default')).toEqual({ tenant: false, transaction: 'none' })
-    expect(await state('/test/authenticated-opt-out', headers)).toEqual({ tenant: false, transaction: 'none' })
+    const state = async (method: 'GET' | 'POST', url: string, auth?: { authorization: string }) =>
+      (await app.inject({ method, url, headers: auth })).json()
+    expect(await state('GET', '/test/user-route', headers)).toEqual({ transaction: 'open' })
+    expect(await state('GET', '/test/staff-route', headers)).toEqual({ transaction: 'open' })
+    expect(await state('GET', '/test/public-route', headers)).toEqual({ transaction: 'none' })
+    expect(await state('POST', '/test/refresh-cookie-route', headers)).toEqual({ transaction: 'none' })
   })
 })

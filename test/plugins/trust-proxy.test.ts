@@ -38,7 +38,7 @@ function useAppWithEcho(trustProxy: string): { current: FastifyInstance } {
   beforeAll(async () => {
     holder.current = await buildAppWith(
       async (test) => {
-        test.get('/test/ip', { config: { auth: false } }, async (request) => ({ ip: request.ip }))
+        test.get('/test/ip', { config: { access: 'public' } }, async (request) => ({ ip: request.ip }))
       },
       { SVC_TRUST_PROXY: trustProxy, SVC_LOGIN_IP_PER_MINUTE: String(LIMIT) },
     )

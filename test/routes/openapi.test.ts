@@ -4,6 +4,7 @@ import Ajv2020 from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { policyOf } from '../../lib/http/access.js'
 import { ProblemSchema } from '../../lib/http/problem-schema.js'
 import { documentRoute } from '../../lib/openapi/document-route.js'
 import { DOCS_PREFIX, OPENAPI_PATH } from '../../plugins/swagger.js'
@@ -37,6 +38,7 @@ const isDocsRoute = (url: string) =>
 interface RegisteredRoute {
   method: string
   url: string
+  /** The route reads no access token (its access names another credential, or none). */
   publicRoute: boolean
 }
 
@@ -49,7 +51,7 @@ describe('GET /openapi.json', () => {
     // The hook goes on before the app, so it sees every route the app registers, whatever lands later.
     app = await buildAppWith(async () => undefined, {}, (fastify) => {
       fastify.addHook('onRoute', (route: RouteOptions) => {
-        const publicRoute = (route.config as { auth?: unknown } | undefined)?.auth === false
+        const publicRoute = policyOf(route.config ?? {}).credential !== 'access-token'
         for (const method of [route.method].flat()) registered.push({ method, url: route.url, publicRoute })
       })
     })
@@ -122,7 +124,7 @@ describe('GET /openapi.json', () => {
     expect(documentedDocsRoutes).toEqual([])
   })
 
-  it('declares bearer and cookie credentials, required unless a route opts out', () => {
+  it('declares bearer and cookie credentials, required on every route that reads an access token', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
     expect(document.components.securitySchemes.cookieAuth).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'svc_access_token' })
     expect(document.security).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }])
@@ -163,14 +165,15 @@ describe('documentRoute (the document transform)', () => {
       openapiObject: {},
     }).schema as Record<string, unknown> & { response: Record<string, { content?: Record<string, unknown> }> }
 
-  it('marks routes with config.auth false as needing no credentials, and leaves the rest to the global default', () => {
-    expect(transform('/v1/login', { auth: false }, {}).security).toEqual([])
-    expect(transform('/v1/me', {}, {}).security).toBeUndefined()
+  it('marks routes that read no access token as needing no credentials, and leaves the rest to the global default', () => {
+    expect(transform('/v1/login', { access: 'public' }, {}).security).toEqual([])
+    expect(transform('/v1/refresh', { access: 'refresh-cookie' }, {}).security).toEqual([])
+    expect(transform('/v1/me', { access: 'user' }, {}).security).toBeUndefined()
   })
 
   it('documents one problem+json response per status the route can answer, whatever Problem statuses it declares', () => {
     const declared = { response: { 200: Type.Object({}), 409: ProblemSchema, '5xx': ProblemSchema }, problems: ['VERSION_CONFLICT'] }
-    const documented = transform('/v1/things', {}, declared)
+    const documented = transform('/v1/things', { access: 'owner' }, declared)
     expect(Object.keys(documented.response).sort()).toEqual(['200', '400', '401', '403', '409', '413', '415', '500', '503'])
     expect(documented.response['409']?.content).toHaveProperty(['application/problem+json', 'schema', 'allOf', 1, 'properties', 'code'], {
       type: 'string',
@@ -180,25 +183,25 @@ describe('documentRoute (the document transform)', () => {
   })
 
   it('still documents success for a route that declares no response schema', () => {
-    expect(Object.keys(transform('/v1/undeclared', {}, {}).response)).toContain('default')
+    expect(Object.keys(transform('/v1/undeclared', { access: 'user' }, {}).response)).toContain('default')
   })
 
   it('keeps a non-problem error body as declared next to the problem of that status (503 DOWN, or closing)', () => {
     const down = Type.Object({ status: Type.Literal('DOWN') })
-    const documented = transform('/actuator/health', { auth: false }, { response: { 503: down } }).response['503']
+    const documented = transform('/actuator/health', { access: 'public' }, { response: { 503: down } }).response['503']
     expect(documented?.content?.['application/json']).toEqual({ schema: down })
     expect(documented?.content).toHaveProperty(['application/problem+json', 'schema', 'allOf', 1, 'properties', 'code', 'enum'], ['SERVICE_UNAVAILABLE'])
   })
 
-  it('tags /internal/ routes as signed operations calls with their own header credentials', () => {
-    const documented = transform('/internal/sms/sender-settings/:tenantSlug/approval', { auth: false }, { tags: ['sms'], description: 'Approve.' })
+  it('tags signed routes as operations calls with their own header credentials', () => {
+    const documented = transform('/internal/sms/sender-settings/:tenantSlug/approval', { access: 'internal-signed' }, { tags: ['sms'], description: 'Approve.' })
     expect(documented.tags).toEqual(['internal'])
     expect(documented.description).toMatch(/^Approve\.\n\nSigned operations call/)
     expect(documented.security).toEqual([{ internalTenantSlug: [], internalTimestamp: [], internalSignature: [] }])
   })
 
   it('tags the provider webhook as a provider callback authenticated by X-Provider-Secret', () => {
-    const documented = transform('/v1/sms/solapi/webhook', { auth: false }, {})
+    const documented = transform('/v1/sms/solapi/webhook', { access: 'provider-callback' }, {})
     expect(documented.tags).toEqual(['provider-callback'])
     expect(documented.security).toEqual([{ providerSecret: [] }])
   })

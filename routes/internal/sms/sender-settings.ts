@@ -19,7 +19,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/sender-settings/:tenantSlug/approval',
     {
       // The tenant comes from the signed X-Tenant-Slug (plugins/internal-signature.ts); no user token is read.
-      config: { auth: false, internalSignature: true, tenant: true },
+      config: { access: 'internal-signed' },
       schema: {
         operationId: 'decideSenderSetting',
         summary: "Record the provider's decision on a tenant's sender number",

@@ -16,13 +16,14 @@ import {
 // Not index.ts: autoload loads only the index file of a folder that has one, which would drop sessions.ts.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const getMe = { operationId: 'getMe', summary: 'The signed-in user', tags: ['me'], response: { 200: UserResponseSchema } }
-  app.get('/', { schema: getMe }, async (request) => {
+  app.get('/', { config: { access: 'user' }, schema: getMe }, async (request) => {
     return currentUserResponse(request.db, request.caller.userId)
   })
 
   app.patch(
     '/',
     {
+      config: { access: 'user' },
       schema: {
         operationId: 'updateMe',
         summary: 'Change your name or phone',
@@ -48,7 +49,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/password',
     {
       // A stolen access token must not turn this into an unlimited password oracle: the login budget applies.
-      config: { addressRateLimit: 'RATE_LIMITED' },
+      config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' } },
       schema: {
         operationId: 'changePassword',
         summary: 'Change your password; your other sessions end',
@@ -68,6 +69,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/avatar',
     {
+      config: { access: 'user' },
       // "Give me a new avatar" needs no body at all: a missing one reads as `{}` instead of failing the schema. The
       // JSON body `null` is a body, and not an object, so the schema refuses it like `[]` or `"seed"`.
       preValidation: async (request) => {

@@ -31,6 +31,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sessions',
     {
+      config: { access: 'user' },
       schema: {
         operationId: 'listSessions',
         summary: 'Your sessions, newest first',
@@ -58,6 +59,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/sessions/:sid',
     {
+      config: { access: 'user' },
       schema: {
         operationId: 'revokeSession',
         summary: 'End one of your sessions',
@@ -81,7 +83,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     tags: ['sessions'],
     response: { 204: Type.Null() },
   }
-  app.delete('/sessions', { schema: revokeOthers }, async (request, reply) => {
+  app.delete('/sessions', { config: { access: 'user' }, schema: revokeOthers }, async (request, reply) => {
     const identity = request.caller
     await revokeSessions(request.db, { userId: identity.userId, exceptSid: identity.sid }, 'REVOKED_BY_USER')
     return reply.code(204).send(null)

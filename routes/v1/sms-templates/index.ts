@@ -10,12 +10,12 @@ import {
   type TemplateChanges,
   type TemplateEditor,
 } from '../../../db/repos/sms-templates.js'
-import type { TenantTx } from '../../../db/tenant.js'
+import type { TenantTx } from '../../../db/tenant-transaction.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { LMS_MAX_BYTES, smsByteLength } from '../../../lib/sms/sizing.js'
 import { TemplatePageSchema, TemplateSchema, toTemplate, toTemplatePage } from '../../../lib/sms/template-response.js'
-import type { Identity } from '../../../plugins/auth.js'
+import type { Identity } from '../../../lib/auth/identity.js'
 import {
   CreateTemplateBodySchema,
   ListTemplatesQuerySchema,
@@ -67,6 +67,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'listSmsTemplates',
         summary: "The academy's templates, newest first",
@@ -86,6 +87,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'createSmsTemplate',
         summary: 'Create a template',
@@ -110,6 +112,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/:id',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'updateSmsTemplate',
         summary: 'Change a template (creator, OWNER or MANAGER) at the version you read',
@@ -133,6 +136,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/:id',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'deleteSmsTemplate',
         summary: 'Delete a template (creator, OWNER or MANAGER)',

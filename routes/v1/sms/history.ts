@@ -41,6 +41,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/history',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'listSmsHistory',
         summary: 'Messages, a page at a time (an INSTRUCTOR sees only their own)',
@@ -66,6 +67,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/history/:id',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'getSmsMessage',
         summary: 'One message with every recipient, phones masked',
@@ -85,6 +87,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/history/:id/cancel',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'cancelSmsMessage',
         summary: 'Cancel a scheduled message that has not been sent',

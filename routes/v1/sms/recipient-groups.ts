@@ -7,7 +7,7 @@ import {
   listMembers,
   listOwnedGroups,
 } from '../../../db/repos/recipient-groups.js'
-import type { TenantTx } from '../../../db/tenant.js'
+import type { TenantTx } from '../../../db/tenant-transaction.js'
 import { AppError } from '../../../lib/errors.js'
 import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
@@ -33,7 +33,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/recipient-groups',
     {
       bodyLimit: RECIPIENT_LIST_BODY_LIMIT,
-      config: { idempotency: groupReplay },
+      config: { access: 'staff', idempotency: groupReplay },
       schema: {
         operationId: 'createRecipientGroup',
         summary: 'Save a list of recipients as your group',
@@ -59,6 +59,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/recipient-groups',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'listRecipientGroups',
         summary: 'Your recipient groups, newest first, without members',
@@ -72,6 +73,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/recipient-groups/:id',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'getRecipientGroup',
         summary: 'One of your groups with its members, phones masked',

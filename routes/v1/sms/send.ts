@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { kyselyClassRoster } from '../../../db/repos/class-roster.js'
 import { findMessage, listRecipients, type MessageRecord } from '../../../db/repos/sms-messages.js'
-import type { TenantTx } from '../../../db/tenant.js'
+import type { TenantTx } from '../../../db/tenant-transaction.js'
 import { AppError, type ErrorCode } from '../../../lib/errors.js'
 import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
@@ -75,7 +75,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/send',
     {
       bodyLimit: RECIPIENT_LIST_BODY_LIMIT,
-      config: { idempotency: messageReplay },
+      config: { access: 'staff', idempotency: messageReplay },
       schema: {
         operationId: 'sendSms',
         summary: 'Send to listed recipients or to one of your groups, now or at scheduledAt',
@@ -97,7 +97,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/send/class/:classId',
     {
-      config: { idempotency: messageReplay },
+      config: { access: 'staff', idempotency: messageReplay },
       schema: {
         operationId: 'sendClassSms',
         summary: "Send to the guardians of a class's active students",

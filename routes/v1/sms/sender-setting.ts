@@ -18,7 +18,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sender-setting',
     {
-      config: { roles: ['OWNER'] },
+      config: { access: 'owner' },
       schema: {
         operationId: 'getSenderSetting',
         summary: "The academy's sender number and its review",
@@ -32,6 +32,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sender-setting/status',
     {
+      config: { access: 'staff' },
       schema: {
         operationId: 'getSenderSettingStatus',
         summary: "Whether the academy's sender number is approved",
@@ -45,7 +46,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/sender-setting',
     {
-      config: { roles: ['OWNER'] },
+      config: { access: 'owner' },
       schema: {
         operationId: 'putSenderSetting',
         summary: 'Ask for a sender number to be reviewed',

@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { PathIdSchema } from '../../../lib/http/id-schema.js'
 import { SMS_STATUSES } from '../../../lib/sms/message-response.js'
-import { IDEMPOTENCY_KEY_PATTERN } from '../../../plugins/idempotency.js'
+import { IDEMPOTENCY_KEY_PATTERN } from '../../../lib/idempotency/key-format.js'
 
 // Ids are bigint in the database; anything past 2^53 could not be represented exactly, so it is refused as input.
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })

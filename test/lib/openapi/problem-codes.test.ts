@@ -8,27 +8,27 @@ describe('problemCodesOf (the problem codes an operation lists)', () => {
   const cases: Array<[string, DocumentedRoute, string[]]> = [
     [
       'a public probe that answers while closing',
-      { method: 'GET', url: '/actuator/health/liveness', config: { auth: false, answersWhileClosing: true } },
+      { method: 'GET', url: '/actuator/health/liveness', config: { access: 'public', answersWhileClosing: true } },
       ['UNSUPPORTED_MEDIA_TYPE', 'INTERNAL_ERROR'],
     ],
     [
       'a signed-in read without input',
-      { method: 'GET', url: '/v1/me' },
+      { method: 'GET', url: '/v1/me', config: { access: 'user' } },
       ['AUTH_002', 'AUTH_003', 'AUTH_004', 'AUTH_010', 'AUTH_015', 'UNSUPPORTED_MEDIA_TYPE', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'],
     ],
     [
       'a public write counted against the address budget, with its own codes',
-      { method: 'POST', url: '/v1/login', config: { auth: false, addressRateLimit: 'AUTH_018' }, schema: { problems: ['AUTH_001'] } },
+      { method: 'POST', url: '/v1/login', config: { access: { audience: 'public', addressBudget: 'AUTH_018' } }, schema: { problems: ['AUTH_001'] } },
       ['VALIDATION_FAILED', 'AUTH_001', 'AUTH_018', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'],
     ],
     [
       'the refresh cookie route (CSRF applies, no token is read)',
-      { method: 'POST', url: '/v1/refresh', config: { auth: false, refreshCookie: true } },
+      { method: 'POST', url: '/v1/refresh', config: { access: 'refresh-cookie' } },
       ['VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'CSRF_ORIGIN_REJECTED', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'],
     ],
     [
       'a staff write with an idempotency key',
-      { method: 'POST', url: '/v1/sms/send', config: { idempotency: replay }, schema: { allowedRoles: ['OWNER', 'MANAGER', 'INSTRUCTOR'] } },
+      { method: 'POST', url: '/v1/sms/send', config: { access: 'staff', idempotency: replay } },
       [
         'VALIDATION_FAILED',
         'AUTH_002',
@@ -49,7 +49,7 @@ describe('problemCodesOf (the problem codes an operation lists)', () => {
     ],
     [
       'a signed operations call',
-      { method: 'PATCH', url: '/internal/x/:tenantSlug', config: { auth: false, internalSignature: true } },
+      { method: 'PATCH', url: '/internal/x/:tenantSlug', config: { access: 'internal-signed' } },
       [
         'VALIDATION_FAILED',
         'PAYLOAD_TOO_LARGE',
@@ -61,13 +61,36 @@ describe('problemCodesOf (the problem codes an operation lists)', () => {
         'INTERNAL_ERROR',
       ],
     ],
+    [
+      "the provider's delivery reports",
+      { method: 'POST', url: '/v1/sms/solapi/webhook', config: { access: 'provider-callback' } },
+      ['VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'WEBHOOK_SECRET_INVALID', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'],
+    ],
+    [
+      'a signed-in write counted against the address budget',
+      { method: 'POST', url: '/v1/me/password', config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' } } },
+      [
+        'VALIDATION_FAILED',
+        'AUTH_002',
+        'AUTH_003',
+        'AUTH_004',
+        'AUTH_010',
+        'AUTH_015',
+        'PAYLOAD_TOO_LARGE',
+        'UNSUPPORTED_MEDIA_TYPE',
+        'RATE_LIMITED',
+        'CSRF_ORIGIN_REJECTED',
+        'SERVICE_UNAVAILABLE',
+        'INTERNAL_ERROR',
+      ],
+    ],
   ]
 
   it.each(cases)('%s', (_name, route, codes) => {
     expect(problemCodesOf(route)).toEqual(codes)
   })
 
-  it('adds AUTH_008 for a route limited by config.roles', () => {
-    expect(problemCodesOf({ method: 'GET', url: '/v1/sms/sender-setting', config: { roles: ['OWNER'] } })).toContain('AUTH_008')
+  it.each(['owner', { roles: ['OWNER', 'MANAGER'] }] as const)('adds AUTH_008 for a route of access %j', (access) => {
+    expect(problemCodesOf({ method: 'GET', url: '/v1/sms/sender-setting', config: { access } })).toContain('AUTH_008')
   })
 })

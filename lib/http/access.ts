@@ -1,0 +1,132 @@
+import type { Role } from '../../db/schema.js'
+import type { ErrorCode } from '../errors.js'
+
+/** The roles of every route for staff (`access: 'staff'`). */
+export const STAFF_ROLES: readonly Role[] = ['OWNER', 'MANAGER', 'INSTRUCTOR']
+
+/** Who may call a route. */
+export type Audience =
+  /** Anyone: no credential is read (probes, documentation, login and registration). */
+  | 'public'
+  /** Any signed-in user of an ACTIVE tenant, by access token (Bearer or cookie). */
+  | 'user'
+  /** A signed-in OWNER, MANAGER or INSTRUCTOR. */
+  | 'staff'
+  /** A signed-in OWNER. */
+  | 'owner'
+  /** Signed-in users of these roles. */
+  | { roles: readonly Role[] }
+  /** An operations call signed with SVC_INTERNAL_HMAC_SECRET over its raw body (plugins/internal-signature.ts). */
+  | 'internal-signed'
+  /** The SMS provider's delivery reports, by X-Provider-Secret (plugins/provider-callback.ts). */
+  | 'provider-callback'
+  /** The holder of a refresh cookie (POST /v1/refresh checks the token itself). */
+  | 'refresh-cookie'
+  /** A scraper with SVC_METRICS_TOKEN (plugins/metrics.ts checks it). */
+  | 'metrics-token'
+
+/** The per-address budget shared by login, registration and password changes; the value is the code beyond it. */
+export type AddressBudgetCode = Extract<ErrorCode, 'AUTH_018' | 'RATE_LIMITED'>
+
+/** A route's `config.access`: its audience, and whether each request also counts against the per-address budget. */
+export type Access = Audience | { audience: Audience; addressBudget: AddressBudgetCode }
+
+/** How the caller proves who it is. */
+export type Credential = 'none' | 'access-token' | 'refresh-cookie' | 'internal-signature' | 'provider-secret' | 'metrics-token'
+
+/** Everything the plugins derive from a route's access: each reads its own part, and nothing else decides it. */
+export interface AccessPolicy {
+  readonly audience: Audience
+  readonly credential: Credential
+  /** Roles admitted, read from the access token; null when any signed-in user (or no user) is admitted. */
+  readonly roles: readonly Role[] | null
+  /** The handler runs in a tenant transaction (plugins/tenant-tx.ts): the tenant comes from the credential. */
+  readonly tenantTransaction: boolean
+  /**
+   * The cookie whose presence makes an unsafe request subject to the origin check (plugins/csrf.ts): a cookie is
+   * what a cross-site page can ride on. Null where no cookie authenticates.
+   */
+  readonly csrfCookie: 'access' | 'refresh' | null
+  readonly addressBudget: AddressBudgetCode | null
+  /** The refusals this policy's plugins can answer, for the OpenAPI document (lib/openapi/problem-codes.ts). */
+  readonly problems: readonly ErrorCode[]
+}
+
+// The access token is read, then the request scope statement refuses a revoked token or an inactive tenant or user.
+const TOKEN_PROBLEMS: readonly ErrorCode[] = ['AUTH_002', 'AUTH_003', 'AUTH_004', 'AUTH_010', 'AUTH_015']
+
+const CREDENTIAL_OF: Record<Exclude<Audience, { roles: readonly Role[] }>, Credential> = {
+  public: 'none',
+  user: 'access-token',
+  staff: 'access-token',
+  owner: 'access-token',
+  'internal-signed': 'internal-signature',
+  'provider-callback': 'provider-secret',
+  'refresh-cookie': 'refresh-cookie',
+  'metrics-token': 'metrics-token',
+}
+
+const PROBLEMS_OF: Record<Credential, readonly ErrorCode[]> = {
+  none: [],
+  'access-token': TOKEN_PROBLEMS,
+  'refresh-cookie': [],
+  'internal-signature': ['INTERNAL_SIGNATURE_INVALID', 'TENANT_MISMATCH', 'TENANT_NOT_FOUND'],
+  'provider-secret': ['WEBHOOK_SECRET_INVALID'],
+  'metrics-token': [],
+}
+
+function rolesOf(audience: Audience): readonly Role[] | null {
+  if (typeof audience === 'object') return audience.roles
+  if (audience === 'staff') return STAFF_ROLES
+  if (audience === 'owner') return ['OWNER']
+  return null
+}
+
+function audienceIsValid(audience: unknown): audience is Audience {
+  if (typeof audience === 'string') return Object.hasOwn(CREDENTIAL_OF, audience)
+  if (typeof audience !== 'object' || audience === null || Object.keys(audience).join() !== 'roles') return false
+  const roles = (audience as { roles: unknown }).roles
+  return Array.isArray(roles) && roles.length > 0 && roles.every((role) => typeof role === 'string')
+}
+
+/** Turns a route's `access` into its policy; throws (failing the start) when the value is not a known access. */
+export function resolveAccess(access: unknown): AccessPolicy {
+  const wrapped = typeof access === 'object' && access !== null && 'audience' in access
+  const audience = wrapped ? (access as { audience: unknown }).audience : access
+  const addressBudget = wrapped ? (access as { addressBudget?: unknown }).addressBudget : null
+  if (!audienceIsValid(audience) || (addressBudget !== null && addressBudget !== 'AUTH_018' && addressBudget !== 'RATE_LIMITED')) {
+    throw new TypeError(`not an access policy: ${JSON.stringify(access)}`)
+  }
+  const credential = typeof audience === 'object' ? 'access-token' : CREDENTIAL_OF[audience]
+  const roles = rolesOf(audience)
+  const problems: ErrorCode[] = [...PROBLEMS_OF[credential]]
+  if (roles) problems.push('AUTH_008')
+  if (addressBudget) problems.push(addressBudget)
+  return {
+    audience,
+    credential,
+    roles,
+    tenantTransaction: credential === 'access-token' || credential === 'internal-signature',
+    csrfCookie: credential === 'access-token' ? 'access' : credential === 'refresh-cookie' ? 'refresh' : null,
+    addressBudget: addressBudget ?? null,
+    problems,
+  }
+}
+
+/** What a request that matched no route gets: nothing is read, and the not-found handler answers. */
+export const UNROUTED: AccessPolicy = resolveAccess('public')
+
+const resolved = new WeakMap<object, AccessPolicy>()
+
+/**
+ * The policy of the route a request matched, from its `config` (resolved once per route). A request that matched no
+ * route has no `access`: it reads nothing. Every route declares one (plugins/access.ts fails the start otherwise).
+ */
+export function policyOf(config: { access?: Access }): AccessPolicy {
+  let policy = resolved.get(config)
+  if (!policy) {
+    policy = config.access === undefined ? UNROUTED : resolveAccess(config.access)
+    resolved.set(config, policy)
+  }
+  return policy
+}
