@@ -9,7 +9,7 @@ import { runScript, UsageError } from './run-script.js'
 
 /**
  * npm run user:create -- --tenant SLUG --role ROLE --name NAME [--phone PHONE]
- * How operations make staff accounts (README.md#operating): runs the in-process createUser and prints
+ * How operations make staff accounts (docs/operations.md#scripts): runs the in-process createUser and prints
  * {"userId", "userLoginId", "temporaryPassword"}.
  */
 const USAGE = 'usage: npm run user:create -- --tenant SLUG --role MANAGER|INSTRUCTOR|STUDENT --name NAME [--phone PHONE]'

@@ -8,7 +8,7 @@ import * as admin from './user-admin.js'
 import type { UserAdminDeps } from './user-admin.js'
 
 /**
- * The in-process contract other modules of this service use instead of HTTP (README.md#in-process-auth-contract),
+ * The in-process contract other modules of this service use instead of HTTP (docs/clients.md#in-process-auth-contract),
  * with the call shapes those modules are written against. Import it from here only; the Fastify app exposes one
  * instance as `app.authContract`.
  *

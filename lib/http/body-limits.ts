@@ -1,6 +1,6 @@
 /**
  * One request body limit per kind of route, enforced by Fastify before the body is parsed (413 PAYLOAD_TOO_LARGE);
- * the README's API section has the table.
+ * docs/api.md#conventions has the table.
  */
 const KiB = 1024
 const MiB = 1024 * KiB

@@ -65,7 +65,7 @@ describePostgres('operations commands (npm run user:create, migrate, start)', ()
     }, BUILD_TIMEOUT_MS)
 
     // npm does not pass SIGTERM on to its script (npm 11 exits and orphans it), so supervisors signal the process
-    // group (systemd's default KillMode, `kill -TERM -PGID`), or run `node dist/server.js` directly (README).
+    // group (systemd's default KillMode, `kill -TERM -PGID`), or run `node dist/server.js` directly (docs/operations.md#scripts).
     // What `docker stop` or an init system without process groups does: signal npm's own pid. npm forwards the
     // signal to its script, which `exec`s node, so the service itself drains and exits (no orphan left serving).
     it('npm start serves, and SIGTERM to the npm process alone stops the service gracefully', async () => {

@@ -52,7 +52,7 @@ export function poolMode(): 'transaction' | 'session' {
 /**
  * The PgBouncer the suite runs: TOPOLOGY_PGBOUNCER names a binary (a release newer than Debian's, say), else the
  * one on PATH. A release that tracks prepared statements (>= 1.21) runs with `max_prepared_statements` and the
- * instances with SVC_DB_PREPARED_STATEMENTS=true, as README.md#deploying-poolers-roles-several-instances tells an
+ * instances with SVC_DB_PREPARED_STATEMENTS=true, as docs/operations.md#deploying-poolers-roles-several-instances tells an
  * operator; an older one with them off. Looked up once: the answer cannot change during a run.
  */
 export function chosenPgBouncer(): PgBouncerBuild | null {

@@ -17,7 +17,7 @@ import { waitFor } from './processes.js'
 import { chosenPgBouncer, missingPrerequisite, poolMode, startStack, WEBHOOK_TOKEN, type Stack } from './stack.js'
 
 /**
- * The service as it is deployed at scale (README.md#deploying-poolers-roles-several-instances): two instances behind
+ * The service as it is deployed at scale (docs/operations.md#deploying-poolers-roles-several-instances): two instances behind
  * HAProxy, both on PostgreSQL through PgBouncer in transaction mode, dispatching to the provider together. Every
  * request goes through HAProxy unless a test needs one instance. The last test kills an instance, so it stays last.
  */

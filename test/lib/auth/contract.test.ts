@@ -2,7 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
 import type { KyselyPlugin } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { withTenant } from '../../../db/tenant.js'
+import { withTenant } from '../../../db/tenant-transaction.js'
 import { createAuthContract, type AuthContract } from '../../../lib/auth/contract.js'
 import { AppError, type ErrorCode } from '../../../lib/errors.js'
 import { checkDigit } from '../../../lib/tenant/business-number.js'
@@ -78,7 +78,7 @@ async function registeredOwner() {
   return { ...user, userLoginId, password, access: cookie(response, 'svc_access_token'), refresh: cookie(response, 'svc_refresh_token') }
 }
 
-/** The call shapes other modules use (README.md#in-process-auth-contract); a module coded against them. */
+/** The call shapes other modules use (docs/clients.md#in-process-auth-contract); a module coded against them. */
 interface SpecContract {
   validateToken(token: string): Promise<unknown>
   getUserInfo(token: string): Promise<{ id: number; email: string; name: string; role: string; tenantSlug: string; tenantId: number }>
