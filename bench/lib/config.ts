@@ -51,6 +51,10 @@ export const benchConfig = {
    * prepared statements (>= 1.21) runs with `max_prepared_statements` and the service with prepared statements on.
    */
   pgBouncer: process.env.BENCH_PGBOUNCER || undefined,
+  /** The commit comparison's base: a git ref; unset, the comparison chooses one and says which (bench/scenarios/compare.ts). */
+  baseRef: process.env.BENCH_BASE_REF || undefined,
+  /** The commit comparison's head: a git ref; unset, the working tree as it is (uncommitted changes included). */
+  headRef: process.env.BENCH_HEAD_REF || undefined,
   /** When set, every service instance runs with `--cpu-prof` and writes its profile into this directory. */
   cpuProfileDir: process.env.BENCH_CPU_PROF_DIR || undefined,
 }

@@ -46,8 +46,11 @@ function stamp(): string {
   return new Date().toISOString().replace(/\D/g, '').slice(0, 14)
 }
 
-/** A fresh database for this run, migrated to the latest schema and dropped when the run ends. */
-export async function createBenchDatabase(): Promise<BenchDatabase> {
+/**
+ * A fresh database for this run, dropped when the run ends; migrated to this checkout's latest schema, or with
+ * `migrate: false` left empty for the first service instance to migrate with its own code (another commit's).
+ */
+export async function createBenchDatabase(options: { migrate?: boolean } = {}): Promise<BenchDatabase> {
   assertLoopback(benchConfig.pgUrl)
   const name = `svc_bench_${stamp()}_${randomBytes(2).toString('hex')}`
   const admin = new pg.Client({ connectionString: benchConfig.pgUrl })
@@ -72,11 +75,13 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     }
   })
 
-  const database = openPostgres(url, 1)
-  try {
-    await database.migrate()
-  } finally {
-    await database.close()
+  if (options.migrate ?? true) {
+    const database = openPostgres(url, 1)
+    try {
+      await database.migrate()
+    } finally {
+      await database.close()
+    }
   }
   const ownerPool = createPool(url, 4)
   const owner = kyselyOver(ownerPool)

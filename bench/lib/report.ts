@@ -16,7 +16,7 @@ export interface ResultRow {
   notes?: string
 }
 
-const fixed = (value: number | undefined, digits = 0) =>
+export const fixed = (value: number | undefined, digits = 0) =>
   value === undefined || Number.isNaN(value) ? '-' : value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
 const ms = (value: number | undefined) => (value === undefined ? '-' : value < 10 ? fixed(value, 2) : fixed(value, 1))
@@ -58,7 +58,7 @@ function markdownTable(header: string[], rows: string[][]): string {
   ].join('\n')
 }
 
-function textTable(header: string[], rows: string[][]): string {
+export function textTable(header: string[], rows: string[][]): string {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((cells) => cells[i]!.length)))
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n')

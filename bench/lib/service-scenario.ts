@@ -3,13 +3,16 @@ import type { DB } from '../../db/schema.js'
 import type { BaselineTarget } from './baselines.js'
 import { benchConfig } from './config.js'
 import type { BenchContext } from './context.js'
-import { measure, type LoadSpec, type Measurement } from './load.js'
+import { measure, measureAlternating, type LoadSpec, type Measurement } from './load.js'
 import { checkRun } from './scenario-helpers.js'
 import { seedTenant, type SeededTenant } from './seed.js'
 import { startService, type RunningProcess } from './service.js'
 
+/** What a load asks of an instance; where, how many connections and how long come from standardLoad. */
+export type Requests = Omit<LoadSpec, 'url' | 'connections' | 'duration'>
+
 /** The standard timed load: benchConfig.connections for benchConfig.duration seconds against the instance. */
-export function standardLoad(service: RunningProcess, requests: Omit<LoadSpec, 'url' | 'connections' | 'duration'>): LoadSpec {
+export function standardLoad(service: RunningProcess, requests: Requests): LoadSpec {
   return { url: service.url, connections: benchConfig.connections, duration: benchConfig.duration, ...requests }
 }
 
@@ -25,6 +28,8 @@ export interface SeededServiceOptions {
   staff: number
   /** A tenant seeded earlier on the same database, used instead of a new one. */
   tenant?: SeededTenant
+  /** The build to run (another commit's); default the working tree's. */
+  build?: string
 }
 
 /** One service instance with a seeded tenant for `work`, stopped afterwards whatever happens. */
@@ -33,7 +38,7 @@ export async function withSeededService<T>(
   options: SeededServiceOptions,
   work: (service: RunningProcess, tenant: SeededTenant) => Promise<T>,
 ): Promise<{ tenant: SeededTenant; result: T }> {
-  const service = await startService({ databaseUrl: options.databaseUrl, jwtSecret: ctx.jwtSecret, name: options.name, env: options.env })
+  const service = await startService({ databaseUrl: options.databaseUrl, jwtSecret: ctx.jwtSecret, name: options.name, env: options.env, build: options.build })
   try {
     const tenant = options.tenant ?? (await seedTenant(service.url, options.owner, options.staff))
     return { tenant, result: await work(service, tenant) }
@@ -68,4 +73,34 @@ export async function measureOnFreshService(ctx: BenchContext, scenario: HttpSce
     return measured
   })
   return { measured, baselineTarget: { databaseUrl: database.url, tenant, jwtSecret: ctx.jwtSecret } }
+}
+
+export interface TurnInstance {
+  label: string
+  service: RunningProcess
+  watch: Record<string, number>
+  /**
+   * What this instance is asked, when it differs from the measurement's common load (a baseline's own path, an
+   * instance with sessions of its own); a function is called before every run (fresh refresh chains).
+   */
+  requests?: Requests | (() => Promise<Requests>)
+}
+
+/**
+ * The same load against each instance, measured in turns (measureAlternating), so drift favours none; what each
+ * instance logged, and any failed answers, become notes prefixed with `scenario`.
+ */
+export async function measureInTurns(ctx: BenchContext, scenario: string, name: string, instances: TurnInstance[], load?: Requests): Promise<Measurement[]> {
+  const loads = instances.map((instance) => ({
+    label: `${name} ${instance.label}`,
+    watch: instance.watch,
+    spec: async () => {
+      const requests = typeof instance.requests === 'function' ? await instance.requests() : (instance.requests ?? load)
+      if (!requests) throw new Error(`${name} ${instance.label}: no load to measure`)
+      return standardLoad(instance.service, requests)
+    },
+  }))
+  const measured = await measureAlternating(loads)
+  for (const [index, instance] of instances.entries()) checkRun(ctx, `${scenario} ${name} ${instance.label}`, instance.service, measured[index])
+  return measured
 }

@@ -52,25 +52,35 @@ async function git(...args: string[]): Promise<string> {
   }
 }
 
+/** Service files of the working tree that differ from HEAD (what a build of the working tree adds to the commit). */
+export async function uncommittedServiceFiles(): Promise<string[]> {
+  const status = await git('status', '--porcelain', '--', 'app.ts', 'build.ts', 'server.ts', 'plugins', 'routes', 'lib', 'db')
+  return status === '' || status === 'unknown' ? [] : status.split('\n').map((line) => line.slice(3))
+}
+
+/**
+ * A private copy of a build's dist/ under bench/.build/, removed when the run ends. The copy sits inside the
+ * repository so that bare imports still resolve to its node_modules.
+ */
+export async function snapshotBuild(dist: string, label: string): Promise<string> {
+  const snapshot = join(REPO_ROOT, 'bench', '.build', `dist-${label}-${process.pid}-${randomBytes(3).toString('hex')}`)
+  await mkdir(dirname(snapshot), { recursive: true })
+  await cp(dist, snapshot, { recursive: true })
+  onCleanup('remove build snapshot', () => rm(snapshot, { recursive: true, force: true }))
+  return snapshot
+}
+
 /**
  * `npm run build`, then a private copy of dist/: other developers rebuild dist/ while a long run is going, and
- * every instance of this run must execute the same code. The copy sits inside the repository so that bare
- * imports still resolve to its node_modules.
+ * every instance of this run must execute the same code.
  */
 export function serviceBuild(): Promise<string> {
   build ??= (async () => {
     const started = Date.now()
     process.stderr.write('building the service (npm run build) ... ')
-    const status = await git('status', '--porcelain', '--', 'app.ts', 'build.ts', 'server.ts', 'plugins', 'routes', 'lib', 'db')
-    buildInfo = {
-      commit: await git('rev-parse', '--short', 'HEAD'),
-      uncommitted: status === '' || status === 'unknown' ? [] : status.split('\n').map((line) => line.slice(3)),
-    }
+    buildInfo = { commit: await git('rev-parse', '--short', 'HEAD'), uncommitted: await uncommittedServiceFiles() }
     await run('npm', ['run', '-s', 'build'], { cwd: REPO_ROOT, maxBuffer: 16 * 1024 * 1024 })
-    const snapshot = join(REPO_ROOT, 'bench', '.build', `dist-${process.pid}-${randomBytes(3).toString('hex')}`)
-    await mkdir(dirname(snapshot), { recursive: true })
-    await cp(join(REPO_ROOT, 'dist'), snapshot, { recursive: true })
-    onCleanup('remove build snapshot', () => rm(snapshot, { recursive: true, force: true }))
+    const snapshot = await snapshotBuild(join(REPO_ROOT, 'dist'), 'working-tree')
     process.stderr.write(`done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
     return snapshot
   })()
@@ -202,6 +212,8 @@ export interface ServiceOptions {
   name?: string
   /** Extra Node options for this instance (diagnostics such as --heapsnapshot-signal). */
   nodeOptions?: string[]
+  /** The directory holding the server.js to run (a snapshot of another commit's build); default the working tree's. */
+  build?: string
 }
 
 let profiles = 0
@@ -221,7 +233,7 @@ export async function profileOptions(name: string): Promise<string[]> {
 
 /** The real service, `node dist/server.js` (from the snapshot), with production settings. */
 export async function startService(options: ServiceOptions): Promise<RunningProcess> {
-  const build = await serviceBuild()
+  const build = options.build ?? (await serviceBuild())
   const name = options.name ?? 'service'
   const nodeOptions = [...(await profileOptions(name)), ...(options.nodeOptions ?? [])]
   return startProcess({

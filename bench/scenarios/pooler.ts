@@ -20,12 +20,12 @@ import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import type { BenchDatabase } from '../lib/database.js'
 import { startBaseline } from '../lib/baselines.js'
-import { measureAlternating, type LoadSpec, type Measurement } from '../lib/load.js'
-import { checkRun, heading, measuredRow, meRequests } from '../lib/scenario-helpers.js'
+import type { Measurement } from '../lib/load.js'
+import { heading, measuredRow, meRequests } from '../lib/scenario-helpers.js'
 import { loginStaff } from '../lib/seed.js'
 import type { RunningProcess } from '../lib/service.js'
-import { standardLoad, withSeededService } from '../lib/service-scenario.js'
-import { sendBody } from './send-10k.js'
+import { measureInTurns, withSeededService, type TurnInstance } from '../lib/service-scenario.js'
+import { sendRequests } from './send-10k.js'
 
 const STAFF = 64
 const CEILING = 'one-exchange-ceiling.ts'
@@ -59,28 +59,6 @@ async function startPooler(database: BenchDatabase): Promise<Pooler> {
   url.port = String(bouncer.port)
   url.pathname = `/${bouncer.database}`
   return { url: url.toString(), pid: bouncer.child.pid!, build }
-}
-
-type Requests = Omit<LoadSpec, 'url' | 'connections' | 'duration'>
-
-interface Instance {
-  label: string
-  service: RunningProcess
-  watch: Record<string, number>
-  /** What this instance is asked, when it differs from the measurement's common load (a baseline's own path). */
-  requests?: Requests
-}
-
-/** The same load against each instance, measured in turns (measureAlternating), so drift favours none. */
-async function measureInTurns(ctx: BenchContext, name: string, instances: Instance[], load: Requests) {
-  const loads = instances.map((instance) => ({
-    label: `${name} ${instance.label}`,
-    watch: instance.watch,
-    spec: () => standardLoad(instance.service, instance.requests ?? load),
-  }))
-  const measured = await measureAlternating(loads)
-  for (const [index, instance] of instances.entries()) checkRun(ctx, `pooler ${name} ${instance.label}`, instance.service, measured[index])
-  return measured
 }
 
 /**
@@ -117,27 +95,20 @@ async function measureBoth(ctx: BenchContext, database: BenchDatabase, pooler: P
           // One set of sessions for both: a second login would replace the first one's sessions (one per device
           // category), and both instances accept the same tokens (one database, one signing secret).
           const requests = meRequests(await loginStaff(directService.url, tenant))
-          const instances: Instance[] = [
+          const instances: TurnInstance[] = [
             { label: 'direct', service: directService, watch: { service: directService.pid } },
             { label: 'pgbouncer', service: pooledService, watch: { service: pooledService.pid, pgbouncer: pooler.pid } },
           ]
           // The ceiling takes the same bearer tokens: one database, one signing secret.
           const ceilingRequests = { ...requests, path: '/me' }
           const [directMe, pooledMe, directCeiling, pooledCeiling] = await withCeilings(ctx, database.url, pooler.url, (direct, pooled) =>
-            measureInTurns(ctx, 'GET /v1/me', [
+            measureInTurns(ctx, 'pooler', 'GET /v1/me', [
               ...instances,
               { label: 'ceiling direct', service: direct, watch: { ceiling: direct.pid }, requests: ceilingRequests },
               { label: 'ceiling pgbouncer', service: pooled, watch: { ceiling: pooled.pid, pgbouncer: pooler.pid }, requests: ceilingRequests },
             ], requests),
           )
-          const [directSend, pooledSend] = await measureInTurns(ctx, 'POST /v1/sms/send', instances, {
-            method: 'POST',
-            path: '/v1/sms/send',
-            headers: { 'content-type': 'application/json' },
-            body: sendBody(SEND_RECIPIENTS),
-            connectionHeaders: requests.connectionHeaders,
-            uniqueHeader: 'idempotency-key',
-          })
+          const [directSend, pooledSend] = await measureInTurns(ctx, 'pooler', 'POST /v1/sms/send', instances, sendRequests(requests.connectionHeaders, SEND_RECIPIENTS))
           return {
             direct: { me: directMe!, send: directSend!, ceiling: directCeiling! },
             pooled: { me: pooledMe!, send: pooledSend!, ceiling: pooledCeiling! },

@@ -7,9 +7,15 @@
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import { heading, ratioRow } from '../lib/scenario-helpers.js'
-import { loginStaff } from '../lib/seed.js'
-import { measureOnFreshService, standardLoad } from '../lib/service-scenario.js'
+import { loginStaff, type SeededTenant } from '../lib/seed.js'
+import { measureOnFreshService, standardLoad, type Requests } from '../lib/service-scenario.js'
 import { REFRESH_COOKIE } from '../../lib/auth/cookies.js'
+
+/** One refresh chain per connection, each from a fresh login. */
+export async function refreshChains(serviceUrl: string, tenant: SeededTenant): Promise<Requests> {
+  const sessions = await loginStaff(serviceUrl, tenant, benchConfig.connections)
+  return { method: 'POST', path: '/v1/refresh', cookieChain: { name: REFRESH_COOKIE, initial: sessions.map((session) => session.refresh) } }
+}
 
 export async function refresh(ctx: BenchContext): Promise<void> {
   heading('POST /v1/refresh')
@@ -17,14 +23,7 @@ export async function refresh(ctx: BenchContext): Promise<void> {
     label: 'POST /v1/refresh',
     name: 'service-refresh',
     staff: 64,
-    load: async (service, tenant) => async () => {
-      const sessions = await loginStaff(service.url, tenant, benchConfig.connections)
-      return standardLoad(service, {
-        method: 'POST',
-        path: '/v1/refresh',
-        cookieChain: { name: REFRESH_COOKIE, initial: sessions.map((session) => session.refresh) },
-      })
-    },
+    load: async (service, tenant) => async () => standardLoad(service, await refreshChains(service.url, tenant)),
   })
   const db = await ctx.baselines.get('db', baselineTarget)
   ctx.addRow(ratioRow('POST /v1/refresh', measured, db, 0.8, { notes: measured.cpu }))

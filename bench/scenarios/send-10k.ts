@@ -8,7 +8,7 @@ import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import { bodyFile } from '../lib/load.js'
 import { bearer, heading, measuredRow } from '../lib/scenario-helpers.js'
 import { loginStaff } from '../lib/seed.js'
-import { measureOnFreshService } from '../lib/service-scenario.js'
+import { measureOnFreshService, type Requests } from '../lib/service-scenario.js'
 
 export const RECIPIENTS = 10_000
 
@@ -21,6 +21,18 @@ export function sendBody(recipients: number): string {
       return { phone: `010-${digits.slice(0, 4)}-${digits.slice(4)}`, name: `Student ${i}`, className: 'Math A', recipientRole: 'GUARDIAN' }
     }),
   })
+}
+
+/** A send of `recipients` recipients on every request, each with a fresh Idempotency-Key, one staff member per connection. */
+export function sendRequests(connectionHeaders: Record<string, string>[], recipients: number): Requests {
+  return {
+    method: 'POST',
+    path: '/v1/sms/send',
+    headers: { 'content-type': 'application/json' },
+    body: sendBody(recipients),
+    connectionHeaders,
+    uniqueHeader: 'idempotency-key',
+  }
 }
 
 export async function send10k(ctx: BenchContext): Promise<void> {

@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdir, rm, symlink, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { onCleanup, spawnTracked } from './cleanup.js'
+import { log } from './load.js'
+import { REPO_ROOT, snapshotBuild } from './service.js'
+
+const run = promisify(execFile)
+
+async function git(...args: string[]): Promise<string> {
+  return (await run('git', args, { cwd: REPO_ROOT })).stdout.trim()
+}
+
+/** The commit a ref names, or null when it names none (`origin/main` in a clone without that remote). */
+export async function resolveCommit(ref: string): Promise<string | null> {
+  try {
+    return await git('rev-parse', '--verify', '--quiet', `${ref}^{commit}`)
+  } catch {
+    return null
+  }
+}
+
+/** `d414b3b Test: a refusal carried by ...`: the short hash and the subject's start. */
+export async function commitSubject(commit: string): Promise<string> {
+  const line = await git('log', '-1', '--format=%h %s', commit)
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line
+}
+
+async function removeWorktree(path: string): Promise<void> {
+  // The link first, by itself: nothing that removes the tree may reach the checkout's node_modules through it.
+  await unlink(join(path, 'node_modules')).catch(() => undefined)
+  try {
+    await git('worktree', 'remove', '--force', path)
+  } catch {
+    // Half-created (the add failed): the directory and git's record of it are removed below.
+  }
+  await rm(path, { recursive: true, force: true })
+  // git forgets a worktree whose directory is gone at its next prune anyway; a failure here only delays that.
+  await git('worktree', 'prune').catch(() => undefined)
+}
+
+/**
+ * `npm run build` in `cwd` as a tracked child: Ctrl-C stops it (its whole process group) before the worktree it
+ * writes into is removed.
+ */
+function npmBuild(cwd: string): Promise<void> {
+  const child = spawnTracked('npm', ['run', '-s', 'build'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString('utf8')
+  }
+  child.stdout?.on('data', collect)
+  child.stderr?.on('data', collect)
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`npm run build exited (${code ?? signal}):\n${output}`))))
+  })
+}
+
+const builds = new Map<string, Promise<string>>()
+
+/**
+ * `npm run build` of a commit in a git worktree of its own under bench/.build/, then a private copy of its dist/
+ * like the working tree's (serviceBuild). The worktree shares the checkout's node_modules through a symlink, so both
+ * sides run on the same installed packages; it is removed as soon as dist/ is copied, and on failure or Ctrl-C.
+ * One build per commit: comparing a commit with itself measures the noise.
+ */
+export function refBuild(commit: string): Promise<string> {
+  let build = builds.get(commit)
+  if (!build) {
+    build = buildInWorktree(commit)
+    builds.set(commit, build)
+  }
+  return build
+}
+
+async function buildInWorktree(commit: string): Promise<string> {
+  const started = Date.now()
+  const short = commit.slice(0, 7)
+  const worktree = join(REPO_ROOT, 'bench', '.build', `worktree-${short}-${process.pid}-${randomBytes(3).toString('hex')}`)
+  await mkdir(join(REPO_ROOT, 'bench', '.build'), { recursive: true })
+  const removeCleanup = onCleanup(`remove worktree ${worktree}`, () => removeWorktree(worktree))
+  try {
+    log(`building ${short} in a worktree (npm run build) ...`)
+    await git('worktree', 'add', '--detach', '--quiet', worktree, commit)
+    await symlink(join(REPO_ROOT, 'node_modules'), join(worktree, 'node_modules'), 'dir')
+    await npmBuild(worktree).catch((error: Error) => {
+      throw new Error(`the build of ${short} failed: ${error.message}`)
+    })
+    const snapshot = await snapshotBuild(join(worktree, 'dist'), short)
+    log(`built ${short} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    return snapshot
+  } finally {
+    removeCleanup()
+    await removeWorktree(worktree)
+  }
+}
