@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { cpSync, rmSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, inject, it, type TestFunction } from 'vitest'
 import app from '../app.js'
 import { openPostgres, type Database } from '../db/database.js'
@@ -182,4 +183,27 @@ export async function buildAppWith(
     throw error
   }
   return fastify
+}
+
+/**
+ * The production app with its real logger handing every line (JSON text) to `onLine`, for tests of what the logs
+ * carry. `beforeReady` runs once the app is registered, before it starts (event subscribers, say).
+ */
+export async function buildAppLoggingTo(
+  env: Env,
+  onLine: (line: string) => void,
+  beforeReady?: (app: FastifyInstance) => void,
+): Promise<FastifyInstance> {
+  const options = serverOptions(env)
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) onLine(line)
+      done()
+    },
+  })
+  const service = Fastify({ ...options, logger: { ...(options.logger as object), stream } }).withTypeProvider<TypeBoxTypeProvider>()
+  await service.register(fp(app), { env, database: openTestDatabase(env) })
+  beforeReady?.(service)
+  await service.ready()
+  return service
 }

@@ -1,24 +1,19 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { randomInt, randomUUID } from 'node:crypto'
-import { Writable } from 'node:stream'
 import pino from 'pino'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import app from '../../app.js'
 import { withTenant } from '../../db/tenant-transaction.js'
 import { issueTokenPair } from '../../lib/auth/tokens.js'
 import { loadEnv } from '../../lib/env.js'
 import { catalogErrorFor } from '../../lib/catalog-errors.js'
-import { serverOptions } from '../../lib/http/server-options.js'
 import { createProvider } from '../../lib/sms/providers/index.js'
 import type { SendRequest } from '../../lib/sms/providers/provider.js'
 import { enqueueSystemSms, systemSmsSettings, type SystemSms, type SystemSmsSettings } from '../../lib/sms/system-messages.js'
 import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
 import { fakeExtSmsCredentials, useProviderTestBed } from '../dispatch-test-bed.js'
 import { deliveryReportBody, providerSecretHeader } from '../fakes/extsms-server.js'
-import { openTestDatabase, testEnv } from '../helper.js'
+import { buildAppLoggingTo, testEnv } from '../helper.js'
 
 const WEBHOOK_TOKEN = 'system-messages-webhook'
 const SYSTEM_SENDER = '15881234'
@@ -50,16 +45,7 @@ describe('system messages (one-time codes) through the outbox', () => {
       SVC_SMS_EXTSMS_WEBHOOK_TOKEN: WEBHOOK_TOKEN,
       SVC_SMS_SYSTEM_SENDER: SYSTEM_SENDER,
     })
-    const options = serverOptions(env)
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logLines.push(...chunk.toString().split('\n').filter(Boolean))
-        done()
-      },
-    })
-    service = Fastify({ ...options, logger: { ...(options.logger as object), stream } }).withTypeProvider<TypeBoxTypeProvider>()
-    await service.register(fp(app), { env, database: openTestDatabase(env) })
-    await service.ready()
+    service = await buildAppLoggingTo(env, (line) => logLines.push(line))
     settings = systemSmsSettings(service.env)
   })
   afterAll(async () => {

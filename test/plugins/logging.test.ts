@@ -1,12 +1,7 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import { Writable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import app from '../../app.js'
-import { serverOptions } from '../../lib/http/server-options.js'
 import { registerOwner } from '../auth-fixtures.js'
-import { openTestDatabase, testEnv } from '../helper.js'
+import { buildAppLoggingTo, testEnv } from '../helper.js'
 
 describe('logs', () => {
   let service: FastifyInstance
@@ -14,16 +9,7 @@ describe('logs', () => {
 
   beforeAll(async () => {
     const env = testEnv({ LOG_LEVEL: 'debug' })
-    const options = serverOptions(env)
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean))
-        done()
-      },
-    })
-    service = Fastify({ ...options, logger: { ...(options.logger as object), stream } }).withTypeProvider<TypeBoxTypeProvider>()
-    await service.register(fp(app), { env, database: openTestDatabase(env) })
-    await service.ready()
+    service = await buildAppLoggingTo(env, (line) => lines.push(line))
   })
   afterAll(() => service.close())
 

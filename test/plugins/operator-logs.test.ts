@@ -1,14 +1,10 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import { Writable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import app from '../../app.js'
-import { prettyLogs, serverOptions } from '../../lib/http/server-options.js'
+import { prettyLogs } from '../../lib/http/server-options.js'
 import { registerOwner } from '../auth-fixtures.js'
 import { insertPendingMessage, insertTenantAndSender } from '../dispatch-fixtures.js'
 import { providerSecretHeader } from '../fakes/extsms-server.js'
-import { openTestDatabase, testEnv as envFor } from '../helper.js'
+import { buildAppLoggingTo, testEnv as envFor } from '../helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
 
 const WEBHOOK_TOKEN = 'logs-webhook-token'
@@ -22,16 +18,7 @@ describe('log lines an operator reads', () => {
   beforeAll(async () => {
     iso = await isolatedDatabase()
     const env = envFor({ LOG_LEVEL: 'info', DATABASE_URL: iso.url, SVC_SMS_EXTSMS_WEBHOOK_TOKEN: WEBHOOK_TOKEN })
-    const options = serverOptions(env)
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Line))
-        done()
-      },
-    })
-    service = Fastify({ ...options, logger: { ...(options.logger as object), stream } }).withTypeProvider<TypeBoxTypeProvider>()
-    await service.register(fp(app), { env, database: openTestDatabase(env) })
-    await service.ready()
+    service = await buildAppLoggingTo(env, (line) => lines.push(JSON.parse(line) as Line))
   })
   afterAll(async () => {
     await service.close()

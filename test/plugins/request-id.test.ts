@@ -1,13 +1,8 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import { Writable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import app from '../../app.js'
-import { serverOptions } from '../../lib/http/server-options.js'
 import { registerOwner } from '../auth-fixtures.js'
 import { AppError } from '../../lib/errors.js'
-import { buildAppWith, openTestDatabase, testEnv } from '../helper.js'
+import { buildAppLoggingTo, buildAppWith, testEnv } from '../helper.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -17,20 +12,12 @@ describe('X-Request-Id', () => {
 
   beforeAll(async () => {
     const env = testEnv({ LOG_LEVEL: 'info' })
-    const options = serverOptions(env)
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean).map((line) => JSON.parse(line)))
-        done()
-      },
+    service = await buildAppLoggingTo(env, (line) => lines.push(JSON.parse(line)), (app) => {
+      // A subscriber that fails: its log line comes from after-commit work and must carry the request's id.
+      app.events.subscribe('OwnerRegisteredEvent', () => {
+        throw new Error('subscriber broke')
+      })
     })
-    service = Fastify({ ...options, logger: { ...(options.logger as object), stream } }).withTypeProvider<TypeBoxTypeProvider>()
-    await service.register(fp(app), { env, database: openTestDatabase(env) })
-    // A subscriber that fails: its log line comes from after-commit work and must carry the request's id.
-    service.events.subscribe('OwnerRegisteredEvent', () => {
-      throw new Error('subscriber broke')
-    })
-    await service.ready()
   })
   afterAll(() => service.close())
 
