@@ -6,10 +6,10 @@
  * new migrations runs on its own schema), seeded alike; only the one being measured gets load, both warm-ups come
  * first, then run 1 of each, run 2 of each, ..., so a virtual machine's slow minutes fall on both.
  *
- * Loads: GET /v1/me, POST /v1/refresh chains, POST /v1/sms/send with 10 recipients (API-only instances), and
+ * Loads: GET /v1/me, POST /v1/login (portal entry, bcrypt cost 10), POST /v1/refresh chains, POST /v1/sms/send with 10 recipients (API-only instances), and
  * dispatch into the loopback fake provider (one instance per side, recipients/s). Prints base and head medians,
  * head/base and every run's pair; writes nothing (an on-demand comparison, not part of `npm run bench`).
- *   npm run bench:compare [-- me refresh send dispatch]
+ *   npm run bench:compare [-- me login refresh send dispatch]
  */
 import { main, stopChild } from '../lib/cleanup.js'
 import { benchConfig } from '../lib/config.js'
@@ -23,6 +23,7 @@ import { bearer, heading, meRequests } from '../lib/scenario-helpers.js'
 import { loginStaff, type SeededTenant } from '../lib/seed.js'
 import { loggedProblems, serviceBuild, startService, summariseProblems, uncommittedServiceFiles, type RunningProcess } from '../lib/service.js'
 import { measureInTurns, withSeededService, type TurnInstance } from '../lib/service-scenario.js'
+import { loginRequests } from './login.js'
 import { STAFF } from './me.js'
 import { refreshChains } from './refresh.js'
 import { sendRequests } from './send-10k.js'
@@ -47,6 +48,7 @@ interface HttpLoad {
 
 const HTTP_LOADS: HttpLoad[] = [
   { key: 'me', name: 'GET /v1/me', requests: async (service, tenant) => meRequests(await loginStaff(service.url, tenant)) },
+  { key: 'login', name: 'POST /v1/login', requests: async (_service, tenant) => loginRequests(tenant) },
   // Fresh logins before every run: a chain a stopped run left one token behind would be refused as reuse.
   { key: 'refresh', name: 'POST /v1/refresh', requests: async (service, tenant) => () => refreshChains(service.url, tenant) },
   {

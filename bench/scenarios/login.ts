@@ -5,8 +5,14 @@
  */
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import { heading, infoRow, ratioRow } from '../lib/scenario-helpers.js'
-import { PASSWORD } from '../lib/seed.js'
+import { PASSWORD, type SeededTenant } from '../lib/seed.js'
 import { measureOnFreshService, standardLoad } from '../lib/service-scenario.js'
+
+/** Each connection one staff member logging in through the portal entry, again and again. */
+export function loginRequests(tenant: SeededTenant) {
+  const bodies = tenant.staff.map((user) => JSON.stringify({ userLoginId: user.loginId, password: PASSWORD, customId: tenant.customId }))
+  return { method: 'POST' as const, path: '/v1/login', headers: { 'content-type': 'application/json' }, connectionBodies: bodies }
+}
 
 export async function login(ctx: BenchContext): Promise<void> {
   heading('POST /v1/login')
@@ -14,10 +20,7 @@ export async function login(ctx: BenchContext): Promise<void> {
     label: 'POST /v1/login',
     name: 'service-login',
     staff: 64,
-    load: async (service, tenant) => {
-      const bodies = tenant.staff.map((user) => JSON.stringify({ userLoginId: user.loginId, password: PASSWORD, customId: tenant.customId }))
-      return () => standardLoad(service, { method: 'POST', path: '/v1/login', headers: { 'content-type': 'application/json' }, connectionBodies: bodies })
-    },
+    load: async (service, tenant) => () => standardLoad(service, loginRequests(tenant)),
   })
   const bcrypt = await ctx.baselines.get('bcrypt', target)
   const loginShaped = await ctx.baselines.get('bcrypt-login', target)
