@@ -74,6 +74,10 @@ export const EnvSchema = Type.Object({
   SVC_SMS_PRICE_LMS: Int(50, 0, 100_000),
   // Recipients accepted per tenant per UTC day (docs/api.md#daily-quota); 0 = unlimited.
   SVC_SMS_TENANT_DAILY_RECIPIENTS: Int(100_000, 0, 1_000_000_000),
+  // How far ahead a send may be scheduled, in days (SCHEDULED_AT_TOO_FAR beyond it).
+  SVC_SMS_MAX_SCHEDULE_DAYS: Int(90, 1, 3650),
+  // Recipients of one send (after merging) that may share a phone number (TOO_MANY_FOR_ONE_PHONE beyond it).
+  SVC_SMS_MAX_PER_PHONE: Int(5, 1, 10_000),
   // The number system messages (one-time codes) are sent from, national digits; unset: the tenant's APPROVED number.
   SVC_SMS_SYSTEM_SENDER: Type.Optional(Type.String({ pattern: '^[0-9]{8,11}$' })),
   SVC_LOGIN_MAX_FAILURES: Int(5, 1, 1000),

@@ -47,6 +47,8 @@ export const ERROR_CATALOG = {
   // Answered by lib/http/server-options.ts from Node's HTTP parser, before any route or hook (no request id).
   REQUEST_HEADER_FIELDS_TOO_LARGE: [431, 'Request header fields too large', 'The request headers are too large.'],
   REQUEST_TIMEOUT: [408, 'Request timeout', 'The request was not received in time.'],
+  // Answered by plugins/node-refusals.ts for an Expect header Node cannot meet (anything but 100-continue).
+  EXPECTATION_FAILED: [417, 'Expectation failed', 'The Expect header asks for something this service does not do.'],
   RATE_LIMITED: [429, 'Too many requests', 'Too many requests; try again later.'],
   SENDER_SETTING_NOT_APPROVED: [
     409,
@@ -54,17 +56,29 @@ export const ERROR_CATALOG = {
     'The tenant has no approved sender number for the live SMS provider.',
   ],
   SENDER_SETTING_NOT_FOUND: [404, 'Sender setting not found', 'The tenant has no sender setting.'],
+  SENDER_NUMBER_CHANGED: [
+    409,
+    'Sender number changed',
+    'The tenant changed its sender number after it was reviewed; review the current number.',
+  ],
+  SENDER_NUMBER_IN_USE: [409, 'Sender number in use', 'That sender number is APPROVED for another tenant.'],
   INVALID_PHONE_NUMBER: [400, 'Invalid phone number', 'A phone number is not valid.'],
   RECIPIENTS_REQUIRED: [400, 'Recipients required', 'The send has no recipients.'],
   RECIPIENTS_CONFLICT: [400, 'Recipients conflict', 'Give either recipients or recipientGroupId, not both.'],
   TOO_MANY_RECIPIENTS: [400, 'Too many recipients', 'One send may have at most 10,000 recipients.'],
   CONTENT_TOO_LONG: [400, 'Content too long', 'The content is longer than 2,000 bytes.'],
   SCHEDULED_AT_NOT_IN_FUTURE: [400, 'scheduledAt not in the future', 'scheduledAt must be in the future.'],
+  SCHEDULED_AT_TOO_FAR: [400, 'scheduledAt too far ahead', 'scheduledAt is further ahead than a send may be scheduled.'],
+  TOO_MANY_FOR_ONE_PHONE: [400, 'Too many recipients on one phone', 'Too many recipients of one send share a phone number.'],
   RECIPIENT_GROUP_NOT_FOUND: [404, 'Recipient group not found', 'No such recipient group of yours.'],
   CLASS_NOT_FOUND: [404, 'Class not found', 'No such class.'],
   CLASS_HAS_NO_STUDENTS: [400, 'Class has no students', 'The class has no enrolled student with a guardian phone.'],
   SMS_NOT_FOUND: [404, 'SMS not found', 'No such message.'],
-  SMS_NOT_CANCELLABLE: [409, 'SMS not cancellable', 'Only a pending message scheduled in the future can be cancelled.'],
+  SMS_NOT_CANCELLABLE: [
+    409,
+    'SMS not cancellable',
+    'Only a pending message that is scheduled in the future, or held back and never handed to the provider, can be cancelled.',
+  ],
   SMS_QUOTA_EXCEEDED: [
     429,
     'SMS quota exceeded',

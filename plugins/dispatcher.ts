@@ -32,6 +32,7 @@ export default fp(
       retryBaseSeconds: env.SVC_SMS_RETRY_BASE_SECONDS,
       leaseSeconds: env.SVC_SMS_LEASE_SECONDS,
       metrics: app.metrics,
+      systemSender: env.SVC_SMS_SYSTEM_SENDER ?? null,
     })
     const enabled = env.SVC_SMS_DISPATCHER === 'on'
     app.decorate('dispatcher', {

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Records an operator's decision on a tenant's sender number: signs and sends
 #   PATCH /internal/sms/sender-settings/SLUG/approval
-# exactly as docs/api.md#signed-internal-calls defines the signature, so nobody computes one by hand.
+# exactly as docs/api.md#signed-internal-calls defines the signature, so nobody computes one by hand. NUMBER is the
+# number the operator reviewed, as `npm run sender:pending` listed it; it is always sent, so a tenant that changed
+# its number after the listing is refused (SENDER_NUMBER_CHANGED) instead of having the new number approved unseen.
 # Needs bash, curl and openssl only. Prints the sender setting JSON on success; on failure prints the problem on
 # stderr and exits non-zero (2 for wrong usage, 1 otherwise).
 set -euo pipefail
 
 usage() {
-  echo "usage: BASE_URL=http://host:port SVC_INTERNAL_HMAC_SECRET=... $0 SLUG APPROVED|REJECTED [REASON]" >&2
-  echo "       REASON is required for REJECTED" >&2
+  echo "usage: BASE_URL=http://host:port SVC_INTERNAL_HMAC_SECRET=... $0 SLUG APPROVED|REJECTED NUMBER [REASON]" >&2
+  echo "       NUMBER is the sender number reviewed, as npm run sender:pending listed it; REASON is required for REJECTED" >&2
   exit 2
 }
 
@@ -31,18 +33,20 @@ json_string() {
 
 sha256_hex() { openssl dgst -sha256 | awk '{print $NF}'; }
 
-[[ $# -eq 2 || $# -eq 3 ]] || usage
+[[ $# -eq 3 || $# -eq 4 ]] || usage
 slug=$1
 status=$2
-reason=${3-}
+number=$3
+reason=${4-}
 [[ $status == APPROVED || $status == REJECTED ]] || usage
 # Slugs are lowercase letters, digits and hyphens: safe in the path as they are, so the signed path is the sent one.
 [[ $slug =~ ^[a-z0-9][a-z0-9-]*$ ]] || fail "SLUG must be a tenant slug (lowercase letters, digits, hyphens)" 2
+[[ $number =~ ^[0-9][0-9-]{0,39}$ ]] || fail "NUMBER must be the sender number as sender:pending listed it (digits, hyphens)" 2
 if [[ $status == REJECTED && -z ${reason//[[:space:]]/} ]]; then fail "REJECTED needs a non-blank REASON" 2; fi
 [[ -n ${BASE_URL:-} ]] || fail "BASE_URL is not set (e.g. http://127.0.0.1:8080)" 2
 [[ -n ${SVC_INTERNAL_HMAC_SECRET:-} ]] || fail "SVC_INTERNAL_HMAC_SECRET is not set" 2
 
-body="{\"registrationStatus\":\"$status\""
+body="{\"registrationStatus\":\"$status\",\"senderNumber\":\"$number\""
 if [[ $status == REJECTED ]]; then body+=",\"rejectionReason\":$(json_string "$reason")"; fi
 body+="}"
 

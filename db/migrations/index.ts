@@ -21,6 +21,8 @@ import * as pendingSenders from './2026-11-23T06-10-00-pending-senders.js'
 import * as requestScopeFunction from './2026-11-23T07-00-00-request-scope-function.js'
 import * as currentUserFunction from './2026-11-23T08-00-00-current-user-function.js'
 import * as systemMessages from './2026-11-26T00-00-00-system-messages.js'
+import * as userLoginFailures from './2026-11-26T01-00-00-user-login-failures.js'
+import * as runtimeGrants from './2026-11-26T02-00-00-runtime-grants.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -49,4 +51,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T07-00-00-request-scope-function': requestScopeFunction,
   '2026-11-23T08-00-00-current-user-function': currentUserFunction,
   '2026-11-26T00-00-00-system-messages': systemMessages,
+  '2026-11-26T01-00-00-user-login-failures': userLoginFailures,
+  '2026-11-26T02-00-00-runtime-grants': runtimeGrants,
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
 import type { DB, DeliveryStatus, SmsMessagesTable, SmsStatus, TenantsTable } from '../schema.js'
 import type { TenantTx } from '../tenant-transaction.js'
+import { dispatchAllowed } from './dispatch-hold.js'
 
 export interface Claim {
   tenantId: number
@@ -12,11 +13,18 @@ export interface Claim {
  * Claims up to `batchSize` due messages across tenants for `leaseSeconds` (the dispatcher asks for as many as it
  * has free workers, so nothing claimed waits in memory), through the owner-privileged
  * svc_claim_due_sms function (FOR UPDATE SKIP LOCKED: concurrent instances never claim the same row). It returns
- * ids and tokens only; every read of message data happens later inside the message's tenant context.
+ * ids and tokens only; every read of message data happens later inside the message's tenant context. Held messages
+ * (db/repos/dispatch-hold.ts) are not claimed; `systemSender` is SVC_SMS_SYSTEM_SENDER.
  */
-export async function claimDueMessages(db: Kysely<DB>, batchSize: number, leaseSeconds: number): Promise<Claim[]> {
+export async function claimDueMessages(
+  db: Kysely<DB>,
+  batchSize: number,
+  leaseSeconds: number,
+  systemSender: string | null = null,
+): Promise<Claim[]> {
   const { rows } = await sql<Claim>`
-    select tenant_id, sms_id, claim_token from svc_claim_due_sms(${batchSize}, ${leaseSeconds})`.execute(db)
+    select tenant_id, sms_id, claim_token
+    from svc_claim_due_sms(${batchSize}, ${leaseSeconds}, ${systemSender}::varchar)`.execute(db)
   return rows
 }
 
@@ -61,10 +69,15 @@ export async function findClaimedMessage(trx: TenantTx, claim: Claim): Promise<U
  * yet handed over, not past its discard_after) and it has attempts left, counts the attempt and marks it handed to
  * the provider, before the provider is called. An attempt whose process dies during the call still counts, so a
  * message that keeps killing its instance ends FAILED after `maxAttempts`. Returns the message with the attempt's
- * number in `dispatchAttempts`, or undefined (claim lost, attempts exhausted, expired, or the message is held: its
- * tenant is not ACTIVE or, for a staff message, its live-provider sender not APPROVED).
+ * number in `dispatchAttempts`, or undefined (claim lost, attempts exhausted, expired, or the message is held:
+ * db/repos/dispatch-hold.ts; `systemSender` is SVC_SMS_SYSTEM_SENDER).
  */
-export async function handOverClaimedMessage(trx: TenantTx, claim: Claim, maxAttempts: number): Promise<ClaimedMessage | undefined> {
+export async function handOverClaimedMessage(
+  trx: TenantTx,
+  claim: Claim,
+  maxAttempts: number,
+  systemSender: string | null = null,
+): Promise<ClaimedMessage | undefined> {
   return trx
     .updateTable('smsMessages as m')
     .from('tenants as t')
@@ -77,22 +90,8 @@ export async function handOverClaimedMessage(trx: TenantTx, claim: Claim, maxAtt
     .where('m.handedOverAt', 'is', null)
     .where('m.dispatchAttempts', '<', maxAttempts)
     .where((eb) => eb.or([eb('m.discardAfter', 'is', null), eb('m.discardAfter', '>', sql<Date>`now()`)]))
-    // The claim's hold rule again, for a tenant suspended or a sender withdrawn since the claim.
-    .where('t.status', '=', 'ACTIVE')
-    .where((eb) =>
-      eb.or([
-        eb('m.kind', '<>', 'STAFF'),
-        eb('m.provider', '<>', 'extsms'),
-        eb.exists(
-          eb
-            .selectFrom('smsSenderSettings as s')
-            .select('s.id')
-            .whereRef('s.tenantId', '=', 'm.tenantId')
-            .where('s.provider', '=', 'extsms')
-            .where('s.registrationStatus', '=', 'APPROVED'),
-        ),
-      ]),
-    )
+    // The claim's hold rule again, for a tenant suspended or a sender number rejected or replaced since the claim.
+    .where(dispatchAllowed(systemSender))
     .returning(CLAIMED_COLUMNS)
     .executeTakeFirst()
 }

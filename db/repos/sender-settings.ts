@@ -71,6 +71,25 @@ export function requestSenderNumber(
     .executeTakeFirst()
 }
 
+/**
+ * The row as the approval call decides on it, locked until the transaction ends: the owner's PUT waits, so the
+ * number checked is the number decided on.
+ */
+export function lockSenderSetting(trx: TenantTx, provider = LIVE_PROVIDER): Promise<SenderSettingRecord | undefined> {
+  return trx.selectFrom('smsSenderSettings').select(COLUMNS).where('provider', '=', provider).forUpdate().executeTakeFirst()
+}
+
+/**
+ * Whether `senderNumber` is APPROVED for a tenant other than `tenantId`, through svc_sender_number_in_use (SECURITY
+ * DEFINER, a boolean only: RLS hides other tenants' rows). It also locks the number until the transaction ends, so
+ * two approvals of one number for two tenants cannot both pass.
+ */
+export async function senderNumberInUse(trx: TenantTx, tenantId: number, senderNumber: string, provider = LIVE_PROVIDER): Promise<boolean> {
+  const { rows } = await sql<{ inUse: boolean }>`
+    select svc_sender_number_in_use(${tenantId}, ${provider}, ${senderNumber}) as in_use`.execute(trx)
+  return rows[0]?.inUse === true
+}
+
 export type ApprovalDecision = { status: 'APPROVED' } | { status: 'REJECTED'; reason: string }
 
 /**
@@ -103,14 +122,17 @@ export interface PendingSenderNumber {
   tenantName: string
   senderNumber: string | null
   requestedAt: Date
+  /** The slug of a tenant for which the same number is already APPROVED: approving it is refused (SENDER_NUMBER_IN_USE). */
+  inUseBy: string | null
 }
 
 /**
  * Every tenant's sender number awaiting an operator's decision, oldest request first. Across tenants, so through
- * svc_pending_sender_numbers() (SECURITY DEFINER, these four columns only) rather than the owner connection.
+ * svc_pending_sender_numbers() (SECURITY DEFINER, these five columns only) rather than the owner connection.
  */
-export async function listPendingSenderNumbers(db: Kysely<DB>): Promise<PendingSenderNumber[]> {
+export async function listPendingSenderNumbers(db: Kysely<DB>, provider = LIVE_PROVIDER): Promise<PendingSenderNumber[]> {
   const { rows } = await sql<PendingSenderNumber>`
-    select tenant_slug as slug, tenant_name, sender_number, requested_at from svc_pending_sender_numbers()`.execute(db)
+    select tenant_slug as slug, tenant_name, sender_number, requested_at, in_use_by
+    from svc_pending_sender_numbers(${provider})`.execute(db)
   return rows
 }

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable, type SelectQueryBuilder } from 'kysely'
 import type { DB, SmsKind, SmsMessagesTable, SmsRecipientsTable, StoredRecipient } from '../schema.js'
 import type { TenantTx } from '../tenant-transaction.js'
+import { dispatchAllowed } from './dispatch-hold.js'
 import { unnestedRecipients } from './unnested-recipients.js'
 
 const COLUMNS = [
@@ -141,10 +142,14 @@ export function listRecipients(trx: TenantTx, smsId: number): Promise<RecipientR
 }
 
 /**
- * Cancels in one conditional UPDATE, so it cannot race the dispatcher: the claim function locks due rows with
- * FOR UPDATE SKIP LOCKED and sets claimed_until. A row the dispatcher holds makes this statement wait and then
- * re-check the condition against the claimed row (which no longer matches); a row this transaction cancels is
- * locked until commit and then no longer PENDING, so the claim never takes it.
+ * Cancels a PENDING staff message that no dispatcher holds a claim on, when it is scheduled in the future or the
+ * dispatcher holds it back (db/repos/dispatch-hold.ts: its tenant is not ACTIVE, or its sender number is no longer
+ * the APPROVED one) and it was never handed to the provider (no attempt counted): a held message may stay PENDING
+ * indefinitely, so its sender must be able to withdraw it whatever its scheduled time.
+ * One conditional UPDATE, so it cannot race the dispatcher: the claim function locks due rows with FOR UPDATE SKIP
+ * LOCKED and sets claimed_until. A row the dispatcher holds makes this statement wait and then re-check the
+ * condition against the claimed row (which no longer matches); a row this transaction cancels is locked until
+ * commit and then no longer PENDING, so the claim never takes it.
  */
 export function cancelScheduledMessage(
   trx: TenantTx,
@@ -152,19 +157,25 @@ export function cancelScheduledMessage(
   scope: MessageScope,
 ): Promise<MessageRecord | undefined> {
   let query = trx
-    .updateTable('smsMessages')
+    .updateTable('smsMessages as m')
     .set((eb) => ({
       status: 'CANCELLED',
       cancelledAt: sql<Date>`now()`,
-      version: eb('version', '+', 1),
+      version: eb('m.version', '+', 1),
       updatedAt: sql<Date>`now()`,
     }))
-    .where('id', '=', id)
-    .where('kind', '=', STAFF)
-    .where('status', '=', 'PENDING')
-    .where('scheduledAt', '>', sql<Date>`now()`)
-    .where((eb) => eb.or([eb('claimedUntil', 'is', null), eb('claimedUntil', '<', sql<Date>`now()`)]))
-  if (scope.senderId !== undefined) query = query.where('senderId', '=', scope.senderId)
+    .where('m.id', '=', id)
+    .where('m.kind', '=', STAFF)
+    .where('m.status', '=', 'PENDING')
+    .where((eb) =>
+      eb.or([
+        eb('m.scheduledAt', '>', sql<Date>`now()`),
+        // Staff messages only, so no system sender is exempt.
+        eb.and([eb('m.dispatchAttempts', '=', 0), eb.not(dispatchAllowed(null))]),
+      ]),
+    )
+    .where((eb) => eb.or([eb('m.claimedUntil', 'is', null), eb('m.claimedUntil', '<', sql<Date>`now()`)]))
+  if (scope.senderId !== undefined) query = query.where('m.senderId', '=', scope.senderId)
   return query.returning(COLUMNS).$narrowType<{ senderId: number }>().executeTakeFirst()
 }
 

@@ -17,8 +17,9 @@ import { isEucKrText, LMS_MAX_BYTES, SMS_MAX_BYTES, smsByteLength } from './sizi
  *   once the message leaves PENDING (the provider has it, or it failed or expired), so a code cannot be read back
  *   from the database after it was sent; a retry still has it;
  * - with `expiresAt`, it is never handed to the provider after that moment: it ends FAILED, saying it expired.
- * Like a bulk message, it is held while its tenant is not ACTIVE (and ends FAILED once expired); it does not wait
- * for the tenant's sender approval, because its sender number is decided here, when it is stored.
+ * Like a bulk message, it is held while its tenant is not ACTIVE (and ends FAILED once expired). Its sender number is
+ * decided here, when it is stored: from SVC_SMS_SYSTEM_SENDER it does not wait for the tenant's number; from the
+ * tenant's APPROVED number it is held, like a bulk message, once that number is rejected or replaced.
  */
 
 export type SystemSmsKind = Exclude<SmsKind, 'STAFF'>

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { createTenant, owner, type TenantRow } from '../fixtures.js'
 import { buildAppWith, buildTestApp, itConcurrent, useTestApp } from '../helper.js'
 import { expectProblem, seedSenderSetting, senderRow, signedApproval, TEST_HMAC_SECRET, type SignedCall } from '../sms-fixtures.js'
-import { createPendingSenderTenant } from '../sender-approval-fixtures.js'
+import { createPendingSenderTenant, uniqueSenderNumber } from '../sender-approval-fixtures.js'
 import { academy } from '../staff-fixtures.js'
 
 const APPROVE = { registrationStatus: 'APPROVED' }
@@ -162,7 +162,7 @@ describe('internal signature plugin: each signed call is accepted once', () => {
     const tenant = await createTenant()
     const call = signedApproval({ slug: tenant.slug, body: APPROVE })
     expectProblem(await app.current.inject(call), 404, 'SENDER_SETTING_NOT_FOUND')
-    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'PENDING' })
+    await seedSenderSetting(tenant, { senderNumber: uniqueSenderNumber(), registrationStatus: 'PENDING' })
     expect((await app.current.inject(call)).statusCode).toBe(200)
   })
 

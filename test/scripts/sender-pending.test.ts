@@ -2,6 +2,7 @@ import { expect, inject, it } from 'vitest'
 import { runScriptSource } from '../child-processes.js'
 import { createTenant } from '../fixtures.js'
 import { describePostgres } from '../helper.js'
+import { uniqueSenderNumber } from '../sender-approval-fixtures.js'
 import { setSender } from '../sms-send-fixtures.js'
 
 /** Runs scripts/sender-pending.ts in its own process, as `npm run sender:pending` does after the build. */
@@ -30,7 +31,23 @@ describePostgres('npm run sender:pending', () => {
       tenantName: first!.name,
       senderNumber: '0211112222',
       requestedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      inUseBy: null,
     })
+  }, 60_000)
+
+  it('names the tenant for which a pending number is already APPROVED, so the operator sees the clash before approving', async () => {
+    const [victim, attacker] = await Promise.all([createTenant(), createTenant()])
+    const number = uniqueSenderNumber()
+    await setSender(victim!, 'APPROVED', number)
+    await setSender(attacker!, 'PENDING', number)
+
+    const run = await senderPending()
+
+    expect(run).toMatchObject({ code: 0, stderr: '' })
+    const listed = JSON.parse(run.stdout) as Array<Record<string, unknown>>
+    expect(listed.filter((row) => row.senderNumber === number)).toEqual([
+      expect.objectContaining({ slug: attacker!.slug, senderNumber: number, inUseBy: victim!.slug }),
+    ])
   }, 60_000)
 
   it('exits 1 with a usage line when given arguments', async () => {

@@ -139,9 +139,10 @@ export async function registerOwner(base: string): Promise<Owner> {
 
 /**
  * Gives the tenant an APPROVED sender number the way operations do: the owner enters it, then the signed internal
- * approval (docs/api.md#signed-internal-calls) records the provider's verification.
+ * approval (docs/api.md#signed-internal-calls) records the provider's verification. A number of its own by default: one
+ * APPROVED for another tenant is refused.
  */
-export async function approveSender(base: string, owner: Owner, senderNumber = '0212345678'): Promise<void> {
+export async function approveSender(base: string, owner: Owner, senderNumber = `02${randomInt(20_000_000, 100_000_000)}`): Promise<void> {
   expectStatus(
     await call(base, 'PUT', '/v1/sms/sender-setting', { token: owner.tokens.access, body: { senderNumber } }),
     200,

@@ -43,6 +43,11 @@ export interface DispatcherOptions {
   recordGraceOnStopMs?: number
   /** Provider calls and retries are counted here (plugins/metrics.ts). */
   metrics?: MetricsRecorder
+  /**
+   * SVC_SMS_SYSTEM_SENDER: a system message from this number is not held for the tenant's sender number
+   * (db/repos/dispatch-hold.ts). Default none.
+   */
+  systemSender?: string | null
 }
 
 export interface Dispatcher {
@@ -72,6 +77,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
   const recordPatienceMs = (options.recordPatienceSeconds ?? DEFAULT_RECORD_PATIENCE_SECONDS) * 1000
   const recordGraceOnStopMs = options.recordGraceOnStopMs ?? DISPATCH_RECORD_GRACE_MS
+  const systemSender = options.systemSender ?? null
   let stopping = false
   const stopGraceOver = new AbortController()
   let pass: Promise<void> | null = null
@@ -84,10 +90,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * the provider. Once this commits the provider is called; before, the claim can still be given back.
    */
   async function prepare(trx: TenantTx, claim: Claim): Promise<Prepared | null> {
-    const message = await handOverClaimedMessage(trx, claim, options.maxAttempts)
+    const message = await handOverClaimedMessage(trx, claim, options.maxAttempts, systemSender)
     if (!message) {
       await outcomes.failUnsendable(trx, claim)
-      // Held since the claim (tenant suspended, sender withdrawn): give it back untouched, PENDING.
+      // Held since the claim (tenant suspended, sender number rejected or replaced): give it back untouched, PENDING.
       await releaseClaim(trx, claim)
       return null
     }
@@ -230,7 +236,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           continue
         }
         const wanted = Math.min(concurrency - running.size, options.batchSize - claimed)
-        const claims = await claimDueMessages(db, wanted, leaseSeconds)
+        const claims = await claimDueMessages(db, wanted, leaseSeconds, systemSender)
         claimed += claims.length
         for (const claim of claims) {
           const task: Promise<void> = runClaim(claim)

@@ -8,10 +8,20 @@ export const ApprovalBodySchema = Type.Object(
   {
     registrationStatus: Type.Optional(Type.Unknown({ description: 'APPROVED or REJECTED; anything else APPROVAL_STATUS_INVALID' })),
     rejectionReason: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    senderNumber: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description:
+          "The number the operator reviewed (as `npm run sender:pending` listed it; any written form). Not the tenant's current number: SENDER_NUMBER_CHANGED, and nothing changes.",
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    examples: [{ registrationStatus: 'APPROVED' }, { registrationStatus: 'REJECTED', rejectionReason: 'Number not owned by the academy' }],
+    examples: [
+      { registrationStatus: 'APPROVED', senderNumber: '0212345678' },
+      { registrationStatus: 'REJECTED', rejectionReason: 'Number not owned by the academy', senderNumber: '0212345678' },
+    ],
   },
 )
 export type ApprovalBody = Static<typeof ApprovalBodySchema>

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { decideSenderSetting, type ApprovalDecision } from '../../../db/repos/sender-settings.js'
+import type { ApprovalDecision } from '../../../db/repos/sender-settings.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
+import { recordSenderDecision } from '../../../lib/sms/sender-approval.js'
 import { SenderSettingSchema, toSenderSetting } from '../../../lib/sms/sender-setting-response.js'
 import { ApprovalBodySchema, ApprovalParamsSchema, type ApprovalBody } from './sender-settings.schemas.js'
 
@@ -24,15 +25,22 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'decideSenderSetting',
         summary: "Record the provider's decision on a tenant's sender number",
         tags: ['internal'],
-        problems: ['APPROVAL_STATUS_INVALID', 'REJECTION_REASON_REQUIRED', 'SENDER_SETTING_NOT_FOUND'],
+        problems: [
+          'APPROVAL_STATUS_INVALID',
+          'REJECTION_REASON_REQUIRED',
+          'SENDER_SETTING_NOT_FOUND',
+          'SENDER_NUMBER_CHANGED',
+          'SENDER_NUMBER_IN_USE',
+        ],
         params: ApprovalParamsSchema,
         body: ApprovalBodySchema,
-        response: { 200: SenderSettingSchema, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema },
+        response: { 200: SenderSettingSchema, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema, 409: ProblemSchema },
       },
     },
     async (request) => {
-      const updated = await decideSenderSetting(request.db, decisionOf(request.body))
-      if (!updated) throw new AppError('SENDER_SETTING_NOT_FOUND')
+      // Set by the signature check: the tenant transaction this handler runs in is not opened without it.
+      const tenantId = request.tenantId!
+      const updated = await recordSenderDecision(request.db, tenantId, decisionOf(request.body), request.body.senderNumber)
       return toSenderSetting(updated)
     },
   )

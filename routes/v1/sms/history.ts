@@ -90,7 +90,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: 'staff' },
       schema: {
         operationId: 'cancelSmsMessage',
-        summary: 'Cancel a scheduled message that has not been sent',
+        summary: 'Cancel a message not yet sent: scheduled ahead, or held back and never handed to the provider',
         tags: ['sms'],
         params: IdParamsSchema,
         response: { 200: MessageResponseSchema, ...errors, 409: ProblemSchema },

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { createTenant } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
 import { expectProblem, seedSenderSetting, senderRow, signedApproval, TEST_HMAC_SECRET, type SignedCall } from '../../sms-fixtures.js'
-import { createPendingSenderTenant } from '../../sender-approval-fixtures.js'
+import { createPendingSenderTenant, uniqueSenderNumber } from '../../sender-approval-fixtures.js'
+import { formatHyphenated } from '../../../lib/sms/phone.js'
 import { academy } from '../../staff-fixtures.js'
 
 const SEEDED_AT = new Date('2020-01-02T00:00:00Z')
@@ -22,7 +23,7 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
     expect(response.json()).toEqual({
       id: row!.id,
       provider: 'extsms',
-      senderNumber: '02-1234-5678',
+      senderNumber: formatHyphenated(tenant.senderNumber),
       registrationStatus: 'APPROVED',
       rejectionReason: null,
       approvedAt: row!.approvedAt!.toISOString(),
@@ -34,7 +35,7 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
 
   it('approves a REJECTED row and clears the rejection', async () => {
     const tenant = await createTenant()
-    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'REJECTED', rejectionReason: 'no', rejectedAt: SEEDED_AT })
+    await seedSenderSetting(tenant, { senderNumber: uniqueSenderNumber(), registrationStatus: 'REJECTED', rejectionReason: 'no', rejectedAt: SEEDED_AT })
     const response = await call({ slug: tenant.slug, body: { registrationStatus: 'APPROVED', rejectionReason: 'ignored' } })
     expect(response.json()).toMatchObject({ registrationStatus: 'APPROVED', rejectionReason: null, rejectedAt: null })
     expect(response.json().approvedAt).not.toBeNull()
@@ -42,7 +43,7 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
 
   it('approving an APPROVED row refreshes approvedAt', async () => {
     const tenant = await createTenant()
-    await seedSenderSetting(tenant, { senderNumber: '0212345678', registrationStatus: 'APPROVED', approvedAt: SEEDED_AT })
+    await seedSenderSetting(tenant, { senderNumber: uniqueSenderNumber(), registrationStatus: 'APPROVED', approvedAt: SEEDED_AT })
     const response = await call({ slug: tenant.slug, body: { registrationStatus: 'APPROVED' } })
     expect(response.json().registrationStatus).toBe('APPROVED')
     expect(new Date(response.json().approvedAt).getTime()).toBeGreaterThan(SEEDED_AT.getTime())
@@ -52,7 +53,7 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
   it.each(['PENDING', 'APPROVED', 'REJECTED'] as const)('rejects a %s row with a reason: rejectionReason and rejectedAt set, approvedAt cleared', async (from) => {
     const tenant = await createTenant()
     await seedSenderSetting(tenant, {
-      senderNumber: '0212345678',
+      senderNumber: uniqueSenderNumber(),
       registrationStatus: from,
       approvedAt: from === 'APPROVED' ? SEEDED_AT : null,
       rejectedAt: from === 'REJECTED' ? SEEDED_AT : null,
@@ -130,13 +131,14 @@ describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
 
   it('feeds the staff views and the PUT state table', async () => {
     const { tenant, owner, instructor } = await academy(app.current)
-    await app.current.inject({ method: 'PUT', url: '/v1/sms/sender-setting', headers: owner.headers, payload: { senderNumber: '1588-1234' } })
+    const digits = uniqueSenderNumber()
+    await app.current.inject({ method: 'PUT', url: '/v1/sms/sender-setting', headers: owner.headers, payload: { senderNumber: formatHyphenated(digits) } })
     await call({ slug: tenant.slug, body: { registrationStatus: 'APPROVED' } })
     const status = await app.current.inject({ method: 'GET', url: '/v1/sms/sender-setting/status', headers: instructor.headers })
     expect(status.json()).toEqual({ provider: 'extsms', registrationStatus: 'APPROVED' })
 
-    const same = await app.current.inject({ method: 'PUT', url: '/v1/sms/sender-setting', headers: owner.headers, payload: { senderNumber: '15881234' } })
-    expect(same.json()).toMatchObject({ registrationStatus: 'APPROVED', senderNumber: '1588-1234' })
+    const same = await app.current.inject({ method: 'PUT', url: '/v1/sms/sender-setting', headers: owner.headers, payload: { senderNumber: digits } })
+    expect(same.json()).toMatchObject({ registrationStatus: 'APPROVED', senderNumber: formatHyphenated(digits) })
     const other = await app.current.inject({ method: 'PUT', url: '/v1/sms/sender-setting', headers: owner.headers, payload: { senderNumber: '1644-1234' } })
     expect(other.json()).toMatchObject({ registrationStatus: 'PENDING', senderNumber: '1644-1234', approvedAt: null })
   })
