@@ -110,9 +110,19 @@ export interface UsedInternalSignaturesTable {
   expiresAt: Timestamp
 }
 
+/** Failed logins of ids that name no user, per (customId or `root`, login id as presented); no tenant, no RLS. */
 export interface LoginFailuresTable {
   scope: string
   loginId: string
+  failures: Generated<number>
+  lockedUntil: NullableTimestamp
+  updatedAt: DefaultedTimestamp
+}
+
+/** Failed logins of one known user, whatever the entry (RLS: a tenant table). */
+export interface UserLoginFailuresTable {
+  tenantId: number
+  userId: number
   failures: Generated<number>
   lockedUntil: NullableTimestamp
   updatedAt: DefaultedTimestamp
@@ -298,6 +308,7 @@ export interface DB {
   revokedAccessTokens: RevokedAccessTokensTable
   usedInternalSignatures: UsedInternalSignaturesTable
   loginFailures: LoginFailuresTable
+  userLoginFailures: UserLoginFailuresTable
   rateLimitWindows: RateLimitWindowsTable
   smsSenderSettings: SmsSenderSettingsTable
   smsTemplates: SmsTemplatesTable

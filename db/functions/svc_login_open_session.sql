@@ -1,15 +1,14 @@
 -- Opens a session, the one way a login (its password proven) and a registration both do it (lib/auth/open-session.ts),
 -- in the caller's tenant transaction after its set_config: locks the user (sign-ins and credential changes of one
--- user serialise), forgives the login's failure key (a registration passes none), and for an ACTIVE user stores an
--- upgraded hash if given, ends the session of the same device category (SESSION_REPLACED_BY_LOGIN: reason kept until
--- its refresh token would have expired, access JTI blacklisted until it expires, row deleted) and stores the new one.
--- Each statement of a plpgsql function reads a fresh snapshot, so after waiting for the lock it sees the session the
--- previous holder stored. A user that is missing or not ACTIVE gets no writes but the forgiveness. SECURITY INVOKER:
--- runs as svc_app, under RLS.
+-- user serialise), forgives the user's failed logins when asked (a login's password is proven; a registration has
+-- none to forgive), and for an ACTIVE user stores an upgraded hash if given, ends the session of the same device
+-- category (SESSION_REPLACED_BY_LOGIN: reason kept until its refresh token would have expired, access JTI
+-- blacklisted until it expires, row deleted) and stores the new one. Each statement of a plpgsql function reads a
+-- fresh snapshot, so after waiting for the lock it sees the session the previous holder stored. A user that is not
+-- ACTIVE gets no writes but the forgiveness. SECURITY INVOKER: runs as svc_app, under RLS.
 create or replace function svc_login_open_session(
   login_user_id bigint,
-  attempt_scope varchar,
-  attempt_login_id varchar,
+  forgive_failures boolean,
   upgraded_password_hash varchar,
   new_sid uuid,
   new_device_category varchar,
@@ -30,9 +29,11 @@ declare
 begin
   select u.tenant_id, u.role, u.status into locked from users u where u.id = login_user_id for update;
   user_found := found;
-  delete from login_failures f where f.scope = attempt_scope and f.login_id = attempt_login_id;
   if not user_found then
     return;
+  end if;
+  if forgive_failures then
+    delete from user_login_failures f where f.tenant_id = locked.tenant_id and f.user_id = login_user_id;
   end if;
   user_role := locked.role;
   user_status := locked.status;
@@ -62,7 +63,7 @@ begin
           new_access_jti, new_access_expires_at, new_refresh_jti, new_refresh_expires_at);
 end
 $$;
-revoke all on function svc_login_open_session(bigint, varchar, varchar, varchar, uuid, varchar,
+revoke all on function svc_login_open_session(bigint, boolean, varchar, uuid, varchar,
   varchar, varchar, uuid, timestamptz, uuid, timestamptz) from public;
-grant execute on function svc_login_open_session(bigint, varchar, varchar, varchar, uuid, varchar,
+grant execute on function svc_login_open_session(bigint, boolean, varchar, uuid, varchar,
   varchar, varchar, uuid, timestamptz, uuid, timestamptz) to svc_app;

@@ -14,6 +14,8 @@ begin
   get diagnostics n = row_count; purged := purged + n;
   delete from login_failures where updated_at < now() - interval '1 day' and (locked_until is null or locked_until < now());
   get diagnostics n = row_count; purged := purged + n;
+  delete from user_login_failures where updated_at < now() - interval '1 day' and (locked_until is null or locked_until < now());
+  get diagnostics n = row_count; purged := purged + n;
   delete from rate_limit_windows where window_start < now() - interval '10 minutes';
   get diagnostics n = row_count; purged := purged + n;
   delete from idempotency_keys where expires_at < now();

@@ -1,24 +1,40 @@
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../schema.js'
+import type { TenantTx } from '../tenant-transaction.js'
+import type { PresentedKey, UserKey } from './login-admission.js'
 
-// login_failures and rate_limit_windows hold no tenant rows (keys are customIds, login ids and addresses), so
-// they live outside RLS and are shared by every instance through the root handle.
+// login_failures (ids that name no user) and rate_limit_windows hold no tenant rows (keys are customIds, login ids
+// and addresses), so they live outside RLS and are shared by every instance through the root handle. A known user's
+// counter (user_login_failures) is a tenant row, written in a transaction bound to the user's tenant.
 
 /** A failed attempt stays counted; once `maxFailures` attempts are counted, a failure starts the lock. */
 export async function recordLoginFailure(
   db: Kysely<DB>,
-  scope: string,
-  loginId: string,
+  key: PresentedKey,
   maxFailures: number,
   lockSeconds: number,
 ): Promise<void> {
   await sql`
     update login_failures set locked_until = now() + make_interval(secs => ${lockSeconds}), updated_at = now()
-    where scope = ${scope} and login_id = ${loginId} and failures >= ${maxFailures} and locked_until is null`.execute(db)
+    where scope = ${key.scope} and login_id = ${key.loginId} and failures >= ${maxFailures} and locked_until is null`.execute(db)
 }
 
-export async function clearLoginFailures(db: Kysely<DB>, scope: string, loginId: string): Promise<void> {
-  await db.deleteFrom('loginFailures').where('scope', '=', scope).where('loginId', '=', loginId).execute()
+/** recordLoginFailure for a known user's own counter. */
+export async function recordUserLoginFailure(
+  trx: TenantTx,
+  key: UserKey,
+  maxFailures: number,
+  lockSeconds: number,
+): Promise<void> {
+  await sql`
+    update user_login_failures set locked_until = now() + make_interval(secs => ${lockSeconds}), updated_at = now()
+    where tenant_id = ${key.tenantId} and user_id = ${key.userId} and failures >= ${maxFailures}
+      and locked_until is null`.execute(trx)
+}
+
+/** Forgives a user's failed attempts once the user has proven the password. */
+export async function clearUserLoginFailures(trx: TenantTx, key: UserKey): Promise<void> {
+  await trx.deleteFrom('userLoginFailures').where('tenantId', '=', key.tenantId).where('userId', '=', key.userId).execute()
 }
 
 /** Fixed one-minute window per key; returns the hits so far in this window and when it ends. */

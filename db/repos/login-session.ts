@@ -1,7 +1,6 @@
 import { sql } from 'kysely'
 import type { Role, UserStatus } from '../schema.js'
 import type { TenantTx } from '../tenant-transaction.js'
-import type { FailureKey } from './login-admission.js'
 import type { NewSession } from './sessions.js'
 
 export interface LoginSessionResult {
@@ -11,20 +10,20 @@ export interface LoginSessionResult {
 }
 
 /**
- * A sign-in's session writes in one round trip (svc_login_open_session): locks the user, forgives the failure key
- * (a login's; a registration has none), and for an ACTIVE user stores `upgradedHash` if given and replaces the
- * session of the same device category with `session`. The forgiveness lasts only if the transaction commits, so a
- * login commits whatever the status.
+ * A sign-in's session writes in one round trip (svc_login_open_session): locks the user, forgives the user's failed
+ * logins when `forgiveFailures` (a login's password is proven; a registration has none to forgive), and for an
+ * ACTIVE user stores `upgradedHash` if given and replaces the session of the same device category with `session`.
+ * The forgiveness lasts only if the transaction commits, so a login commits whatever the status.
  */
 export async function openLoginSession(
   trx: TenantTx,
-  key: FailureKey | null,
+  forgiveFailures: boolean,
   upgradedHash: string | null,
   session: Omit<NewSession, 'tenantId'>,
 ): Promise<LoginSessionResult> {
   const { rows } = await sql<LoginSessionResult>`
     select user_role, user_status from svc_login_open_session(
-      ${session.userId}, ${key?.scope ?? null}, ${key?.loginId ?? null}, ${upgradedHash}, ${session.sid},
+      ${session.userId}, ${forgiveFailures}, ${upgradedHash}, ${session.sid},
       ${session.deviceCategory}, ${session.userAgent}, ${session.ipAddress}, ${session.accessJti},
       ${session.accessExpiresAt}, ${session.refreshJti}, ${session.refreshExpiresAt})`.execute(trx)
   return rows[0]!

@@ -1,28 +1,76 @@
+import type { Kysely } from 'kysely'
+import { admitUserAttempt, type UserKey } from '../../db/repos/login-admission.js'
+import { replacePasswordHash } from '../../db/repos/login-password-change.js'
 import { revokeSessions } from '../../db/repos/sessions.js'
-import { findCredentialsById, updatePasswordHash } from '../../db/repos/users.js'
-import type { TenantTx } from '../../db/tenant-transaction.js'
+import { findCredentialsById } from '../../db/repos/users.js'
+import type { DB } from '../../db/schema.js'
+import { type TenantTx, withRequestTransaction } from '../../db/tenant-transaction.js'
+import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
 import { currentUserMissing } from './current-user.js'
+import { awaitAdmission, forgiveFailures, lockoutLimits, recordFailure } from './lockout.js'
 import { hashPassword, verifyPassword } from './password-hash.js'
 import { checkPasswordPolicy } from './password-policy.js'
 
+/** A password change whose current password is proven: the hash it was proven against and the new one. */
+export interface ProvenPasswordChange {
+  previousHash: string
+  passwordHash: string
+}
+
+export interface PasswordChangeCaller {
+  tenantId: number
+  userId: number
+  accessJti: string | null
+}
+
 /**
- * POST /v1/me/password: the current password proves the caller (AUTH_013), the new one meets the policy
- * (AUTH_012), and every other session of the user ends (PASSWORD_CHANGED, their access tokens blacklisted at
- * once). The caller's own session stays.
+ * POST /v1/me/password, its slow part, before the request transaction opens: no pooled connection is held while
+ * bcrypt runs, so simultaneous changes (wrong ones included) cannot take the pool from other users' requests.
+ *
+ * The current password proves the caller (AUTH_013), and checking it is a login attempt of the user: it is counted
+ * on the user's login-failure key first (one short transaction, with the access token's checks), so a locked user
+ * gets AUTH_018 here as at login, a wrong one counts towards the user's lockout, and a right one forgives earlier
+ * failures. Then the new password must meet the policy (AUTH_012) and is hashed.
  */
-export async function changeOwnPassword(
-  trx: TenantTx,
-  bcryptCost: number,
-  caller: { userId: number; sid: string },
+export async function provePasswordChange(
+  deps: { db: Kysely<DB>; env: Env },
+  caller: PasswordChangeCaller,
   passwords: { currentPassword: string; newPassword: string },
-): Promise<void> {
-  const credentials = await findCredentialsById(trx, caller.userId)
-  if (!credentials) throw currentUserMissing()
-  if (!(await verifyPassword(passwords.currentPassword, credentials.passwordHash))) throw new AppError('AUTH_013')
+): Promise<ProvenPasswordChange> {
+  const { db, env } = deps
+  const key: UserKey = { tenantId: caller.tenantId, userId: caller.userId }
+  const credentials = await awaitAdmission(() =>
+    withRequestTransaction(db, caller, async (trx) => {
+      const found = await findCredentialsById(trx, caller.userId)
+      if (!found) throw currentUserMissing()
+      const admission = await admitUserAttempt(trx, key, lockoutLimits(env))
+      return admission.admitted ? { admitted: true as const, found } : admission
+    }),
+  ).then((admitted) => admitted.found)
+
+  if (!(await verifyPassword(passwords.currentPassword, credentials.passwordHash))) {
+    await recordFailure(db, key, env)
+    throw new AppError('AUTH_013')
+  }
+  await forgiveFailures(db, key)
   checkPasswordPolicy(passwords.newPassword, credentials.userLoginId)
-  // The slow hash runs before the first write, so no row lock is held while it computes.
-  const passwordHash = await hashPassword(passwords.newPassword, bcryptCost)
-  await updatePasswordHash(trx, credentials.id, passwordHash)
+  const passwordHash = await hashPassword(passwords.newPassword, env.SVC_BCRYPT_COST)
+  return { previousHash: credentials.passwordHash, passwordHash }
+}
+
+/**
+ * The change itself, in the request transaction: the new hash, unless another change replaced the proven one
+ * meanwhile (AUTH_013: the password proven is no longer the current one), and every other session of the user
+ * ends (PASSWORD_CHANGED, their access tokens blacklisted at once). The caller's own session stays.
+ */
+export async function storePasswordChange(
+  trx: TenantTx,
+  caller: { userId: number; sid: string },
+  proven: ProvenPasswordChange,
+): Promise<void> {
+  if (!(await replacePasswordHash(trx, caller.userId, proven.previousHash, proven.passwordHash))) {
+    throw new AppError('AUTH_013')
+  }
   await revokeSessions(trx, { userId: caller.userId, exceptSid: caller.sid }, 'PASSWORD_CHANGED')
 }

@@ -1,9 +1,9 @@
-import { admitLoginAttempt, type EnteredTenant, type FailureKey, type LoginEntry } from '../../db/repos/login-admission.js'
-import { clearLoginFailures, recordLoginFailure } from '../../db/repos/login-guards.js'
+import { admitLoginAttempt, type LoginEntry, type PresentedKey } from '../../db/repos/login-admission.js'
 import { findCredentialsById, findCredentialsByLoginId } from '../../db/repos/users.js'
 import { withTenant } from '../../db/tenant-transaction.js'
 import { AppError } from '../errors.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
+import { awaitAdmission, forgiveFailures, lockoutLimits, recordFailure } from './lockout.js'
 import { openSession } from './open-session.js'
 import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from './password-hash.js'
 import type { TokenPair } from './tokens.js'
@@ -13,32 +13,6 @@ export interface LoginInput {
   userLoginId: string
   password: string
   customId?: string | undefined
-}
-
-// How long an attempt waits for earlier, still unresolved attempts of the same key before it gives up.
-const ADMISSION_WAIT_MS = 2000
-
-/**
- * Admits the attempt or throws AUTH_018; an admitted attempt gets the tenant it names (null when there is none).
- * When the key is only busy (the limit is taken up by attempts still being checked) it waits for them, so
- * simultaneous logins with the right password are not refused; guesses are, as soon as a failure among them starts
- * the lock.
- */
-async function admit(deps: AuthDeps, key: FailureKey, entry: LoginEntry): Promise<EnteredTenant | null> {
-  const { env } = deps
-  const limits = { maxFailures: env.SVC_LOGIN_MAX_FAILURES, lockSeconds: env.SVC_LOGIN_LOCK_SECONDS }
-  const deadline = Date.now() + ADMISSION_WAIT_MS
-  for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
-    const admission = await admitLoginAttempt(deps.db, key, limits, entry)
-    if (admission.admitted) return admission.entered
-    if (admission.lockedUntil || Date.now() + pause > deadline) {
-      const retryAfter = admission.lockedUntil
-        ? Math.max(1, Math.ceil((admission.lockedUntil.getTime() - Date.now()) / 1000))
-        : 1
-      throw new AppError('AUTH_018', undefined, { headers: { 'retry-after': String(retryAfter) } })
-    }
-    await new Promise((resolve) => setTimeout(resolve, pause))
-  }
 }
 
 /**
@@ -51,32 +25,33 @@ export async function login(
   client: ClientInfo,
 ): Promise<{ tokens: TokenPair; user: MinimalUser }> {
   const { env } = deps
-  // Exactly the id the lookup resolves (case-sensitive, unique in its scope), so no other account, a look-alike
-  // included, can share this counter or reset it by signing in.
-  const key: FailureKey = { scope: input.customId ?? 'root', loginId: input.userLoginId }
+  // A known user is counted on the user's own key, whatever the entry (the admission finds the user). An attempt
+  // that names no user is counted on the id exactly as presented: the id the lookup resolves (case-sensitive,
+  // unique in its scope), so no other account, a look-alike included, can share that counter or reset it.
+  const presented: PresentedKey = { scope: input.customId ?? 'root', loginId: input.userLoginId }
   const entry: LoginEntry = input.customId !== undefined ? { customId: input.customId } : { ownerLoginId: input.userLoginId }
-  const entered = await admit(deps, key, entry)
+  const { entered, key } = await awaitAdmission(() => admitLoginAttempt(deps.db, presented, lockoutLimits(env), entry))
 
+  // A known tenant is read from even when it has no such user, so the answer takes as long either way.
   const credentials = entered
     ? await withTenant(deps.db, entered.tenant.id, (trx) =>
-        entered.ownerUserId !== undefined
-          ? findCredentialsById(trx, entered.ownerUserId)
-          : findCredentialsByLoginId(trx, input.userLoginId),
+        entered.userId !== null ? findCredentialsById(trx, entered.userId) : findCredentialsByLoginId(trx, input.userLoginId),
       )
     : undefined
   const passwordMatches = credentials
     ? await verifyPassword(input.password, credentials.passwordHash)
     : await verifyAgainstDummy(input.password, env.SVC_BCRYPT_COST)
   if (!entered || !credentials || !passwordMatches) {
-    await recordLoginFailure(deps.db, key.scope, key.loginId, env.SVC_LOGIN_MAX_FAILURES, env.SVC_LOGIN_LOCK_SECONDS)
+    await recordFailure(deps.db, key, env)
     throw new AppError('AUTH_001')
   }
 
   // Status answers come only after the password proved who is asking. A proven password is no failure, and earlier
   // ones are forgiven: here, or in the session transaction's statement.
   const { tenant } = entered
+  const userKey = { tenantId: tenant.id, userId: credentials.id }
   if (tenant.status !== 'ACTIVE' || credentials.status !== 'ACTIVE') {
-    await clearLoginFailures(deps.db, key.scope, key.loginId)
+    await forgiveFailures(deps.db, userKey)
     throw new AppError(tenant.status !== 'ACTIVE' ? 'AUTH_010' : 'AUTH_015')
   }
 
@@ -88,10 +63,10 @@ export async function login(
   // that the forgiveness stays.
   const subject = { userId: credentials.id, tenantId: tenant.id, tenantSlug: tenant.slug }
   const tokens = await withTenant(deps.db, tenant.id, (trx) =>
-    openSession(trx, deps, subject, client, { key, upgradedHash }),
+    openSession(trx, deps, subject, client, { upgradedHash }),
   ).catch(async (error: unknown) => {
     // A rolled-back session transaction took the forgiveness with it; the password was still proven.
-    await clearLoginFailures(deps.db, key.scope, key.loginId)
+    await forgiveFailures(deps.db, userKey)
     throw error
   })
   if (!tokens) throw new AppError('AUTH_015')

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import type { FailureKey } from '../../db/repos/login-admission.js'
 import { openLoginSession } from '../../db/repos/login-session.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
@@ -8,21 +7,21 @@ import { planTokenPair, signTokenPair, type TokenPair } from './tokens.js'
 /**
  * Signs a user in, the one way a login and a registration both do it: one statement in the caller's tenant
  * transaction (svc_login_open_session) locks the user row (so two sign-ins of one user serialise), forgives the
- * login's failure key, replaces the session of the same device category (SESSION_REPLACED_BY_LOGIN) and stores the
- * new one. The token ids are fixed before the call and the tokens signed after it, with the role of the locked row.
- * Null when that user is gone or not ACTIVE: nothing was stored but the forgiveness, which lasts only if the caller
- * commits.
+ * user's failed logins (a login's only), replaces the session of the same device category
+ * (SESSION_REPLACED_BY_LOGIN) and stores the new one. The token ids are fixed before the call and the tokens signed
+ * after it, with the role of the locked row. Null when that user is gone or not ACTIVE: nothing was stored but the
+ * forgiveness, which lasts only if the caller commits.
  */
 export async function openSession(
   trx: TenantTx,
   deps: Pick<AuthDeps, 'jwt' | 'env'>,
   subject: { userId: number; tenantId: number; tenantSlug: string },
   client: ClientInfo,
-  login: { key: FailureKey; upgradedHash: string | null } | null = null,
+  login: { upgradedHash: string | null } | null = null,
 ): Promise<TokenPair | null> {
   const sid = randomUUID()
   const planned = planTokenPair({ accessSeconds: deps.env.SVC_ACCESS_TTL, refreshSeconds: deps.env.SVC_REFRESH_TTL })
-  const locked = await openLoginSession(trx, login?.key ?? null, login?.upgradedHash ?? null, {
+  const locked = await openLoginSession(trx, login !== null, login?.upgradedHash ?? null, {
     sid,
     userId: subject.userId,
     deviceCategory: client.deviceCategory,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { tracingChannel } from 'node:diagnostics_channel'
 import bcrypt from 'bcrypt'
 
 /**
@@ -6,17 +7,24 @@ import bcrypt from 'bcrypt'
  * event loop for every login (about 60 ms at cost 10).
  */
 
+/**
+ * Every bcrypt computation, traced (`start` when it begins, `asyncEnd` when it is done): the slow, CPU-bound step of
+ * every route that proves or sets a password, which must never run while the request holds a pooled connection.
+ * Subscribers (tests, profilers) can check that as it happens; without one, tracing costs nothing.
+ */
+export const bcryptWork = tracingChannel<unknown, { operation: 'hash' | 'compare' }>('svc:bcrypt')
+
 // `$2y$` (PHP's crypt_blowfish) is the same algorithm as `$2b$`, which the bcrypt package does not accept by name.
 const BCRYPT_HASH = /^\$2([aby])\$(\d{2})\$[./A-Za-z0-9]{53}$/
 
 export function hashPassword(password: string, cost: number): Promise<string> {
-  return bcrypt.hash(password, cost)
+  return bcryptWork.tracePromise(() => bcrypt.hash(password, cost), { operation: 'hash' })
 }
 
 /** Verifies `$2a$`, `$2b$` and `$2y$` hashes as they are, so hashes carried over from an upgraded database work. */
 export function verifyPassword(password: string, hash: string): Promise<boolean> {
   const comparable = hash.startsWith('$2y$') ? `$2b$${hash.slice(4)}` : hash
-  return bcrypt.compare(password, comparable)
+  return bcryptWork.tracePromise(() => bcrypt.compare(password, comparable), { operation: 'compare' })
 }
 
 /** True when the hash should be replaced on the next good login: weaker than `cost`, or not the current `$2b$`. */
@@ -42,6 +50,7 @@ export async function verifyAgainstDummy(password: string, cost: number): Promis
     // A failed computation must not stay cached, or every later unknown-user login would fail too.
     dummy.catch(() => dummyHashes.delete(cost))
   }
-  await bcrypt.compare(password, await dummy)
+  const against = await dummy
+  await bcryptWork.tracePromise(() => bcrypt.compare(password, against), { operation: 'compare' })
   return false
 }

@@ -23,26 +23,26 @@ describe('svc_login_open_session (the session statement of a proven login and of
     }
   }
 
-  async function failingKey(scope: string) {
-    const key = { scope, loginId: `key-${randomUUID()}` }
-    await owner().insertInto('loginFailures').values({ ...key, failures: 3, updatedAt: new Date() }).execute()
+  async function failingKey(tenantId: number, userId: number) {
+    const key = { tenantId, userId }
+    await owner().insertInto('userLoginFailures').values({ ...key, failures: 3, updatedAt: new Date() }).execute()
     return key
   }
 
-  const failureRows = (key: { scope: string; loginId: string }) =>
-    owner().selectFrom('loginFailures').select('failures').where('scope', '=', key.scope).where('loginId', '=', key.loginId).execute()
+  const failureRows = (key: { tenantId: number; userId: number }) =>
+    owner().selectFrom('userLoginFailures').select('failures').where('tenantId', '=', key.tenantId).where('userId', '=', key.userId).execute()
   const sessionsOf = (userId: number) =>
     owner().selectFrom('sessions').select(['sid', 'deviceCategory', 'accessJti']).where('userId', '=', userId).execute()
 
   it('replaces the session of the same device category: reason kept, access JTI blacklisted, others untouched', async () => {
     const tenant = await createTenant()
     const user = await insertUser(tenant)
-    const key = await failingKey(tenant.customId)
+    const key = await failingKey(tenant.id, user.id)
     const mobile = newSession(user.id, 'MOBILE')
     const first = newSession(user.id)
     const second = newSession(user.id)
     for (const session of [mobile, first, second]) {
-      const result = await withTenant(app.current.db, tenant.id, (trx) => openLoginSession(trx, key, null, session))
+      const result = await withTenant(app.current.db, tenant.id, (trx) => openLoginSession(trx, true, null, session))
       expect(result).toEqual({ userRole: 'STUDENT', userStatus: 'ACTIVE' })
     }
 
@@ -56,12 +56,12 @@ describe('svc_login_open_session (the session statement of a proven login and of
   })
 
   it.each(['SUSPENDED', 'DELETED'] as UserStatus[])(
-    'forgives the failure key but stores nothing for a %s user',
+    "forgives the user's failed logins but stores nothing for a %s user",
     async (status) => {
       const tenant = await createTenant()
       const user = await insertUser(tenant, { status })
-      const key = await failingKey(tenant.customId)
-      const result = await withTenant(app.current.db, tenant.id, (trx) => openLoginSession(trx, key, 'not-a-hash', newSession(user.id)))
+      const key = await failingKey(tenant.id, user.id)
+      const result = await withTenant(app.current.db, tenant.id, (trx) => openLoginSession(trx, true, 'not-a-hash', newSession(user.id)))
       expect(result).toEqual({ userRole: 'STUDENT', userStatus: status })
       expect(await sessionsOf(user.id)).toEqual([])
       expect(await failureRows(key)).toEqual([])
@@ -70,12 +70,12 @@ describe('svc_login_open_session (the session statement of a proven login and of
     },
   )
 
-  it('stores the session and forgives nothing without a failure key (a registration)', async () => {
+  it('stores the session and forgives nothing when not asked to (a registration)', async () => {
     const tenant = await createTenant()
     const user = await insertUser(tenant)
-    const unrelated = await failingKey(tenant.customId)
+    const unrelated = await failingKey(tenant.id, user.id)
     const session = newSession(user.id)
-    const result = await withTenant(app.current.db, tenant.id, (trx) => openLoginSession(trx, null, null, session))
+    const result = await withTenant(app.current.db, tenant.id, (trx) => openLoginSession(trx, false, null, session))
     expect(result).toEqual({ userRole: 'STUDENT', userStatus: 'ACTIVE' })
     expect(await sessionsOf(user.id)).toEqual([{ sid: session.sid, deviceCategory: 'WEB', accessJti: session.accessJti }])
     expect(await failureRows(unrelated)).toEqual([{ failures: 3 }])
@@ -85,9 +85,10 @@ describe('svc_login_open_session (the session statement of a proven login and of
     const home = await createTenant()
     const other = await createTenant()
     const user = await insertUser(home)
-    const key = await failingKey(other.customId)
-    const result = await withTenant(app.current.db, other.id, (trx) => openLoginSession(trx, key, null, newSession(user.id)))
+    const key = await failingKey(home.id, user.id)
+    const result = await withTenant(app.current.db, other.id, (trx) => openLoginSession(trx, true, null, newSession(user.id)))
     expect(result).toEqual({ userRole: null, userStatus: null })
     expect(await sessionsOf(user.id)).toEqual([])
+    expect(await failureRows(key)).toEqual([{ failures: 3 }])
   })
 })

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { updateAvatarSeed, updateProfile } from '../../../db/repos/users.js'
-import { changeOwnPassword } from '../../../lib/auth/change-password.js'
+import { storePasswordChange } from '../../../lib/auth/change-password.js'
 import { currentUserMissing, currentUserResponse, findCurrentUser, toFullUserResponse } from '../../../lib/auth/current-user.js'
 import { normalizeOptionalPhone } from '../../../lib/auth/optional-phone.js'
 import { UserResponseSchema } from '../../../lib/auth/user-response.js'
@@ -48,20 +48,21 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/password',
     {
-      // A stolen access token must not turn this into an unlimited password oracle: the login budget applies.
-      config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' } },
+      // A stolen access token must not turn this into an unlimited password oracle: the login budget applies, and
+      // the current password is checked as a login attempt of the user (plugins/password-change.ts), lockout included.
+      config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' }, passwordChange: true },
       schema: {
         operationId: 'changePassword',
         summary: 'Change your password; your other sessions end',
         tags: ['me'],
         body: ChangePasswordSchema,
         response: { 204: Type.Null() },
-        problems: ['AUTH_012', 'AUTH_013'],
+        problems: ['AUTH_012', 'AUTH_013', 'AUTH_018'],
       },
     },
     async (request, reply) => {
       const { userId, sid } = request.caller
-      await changeOwnPassword(request.db, app.env.SVC_BCRYPT_COST, { userId, sid }, request.body)
+      await storePasswordChange(request.db, { userId, sid }, request.provenPasswordChange)
       return reply.code(204).send(null)
     },
   )

@@ -17,7 +17,7 @@ import { buildTestApp } from '../../helper.js'
 import { expectLocked, LOCK_SECONDS, LOCKOUT_SETTINGS, MAX_FAILURES } from './lockout-settings.js'
 import { portalUser, sameLoginIdInTwoTenants } from './portal-users.js'
 
-describe('login lockout per (tenant, login id)', () => {
+describe('login lockout per user, and per (tenant, login id) for ids that name no user', () => {
   let app: FastifyInstance
   let sibling: FastifyInstance
 
@@ -52,20 +52,20 @@ describe('login lockout per (tenant, login id)', () => {
     expectLocked((await login(app, ghost)).response)
   })
 
-  it('counts root-entry failures of an owner and locks the root entry', async () => {
+  it('counts root-entry failures of an owner and locks the owner, on the portal entry too', async () => {
     const registered = await registerOwner(app)
     const wrong = { userLoginId: registered.loginId, password: strongPassword() }
     for (let attempt = 0; attempt < MAX_FAILURES; attempt++) {
       expectProblem((await login(app, wrong)).response, 401, 'AUTH_001')
     }
     expectLocked((await login(app, { userLoginId: registered.loginId, password: registered.password })).response)
-    // Portal entry is a different (tenant, login id) key.
+    // One count per user: the portal entry names the same owner.
     const portal = await login(app, {
       userLoginId: registered.loginId,
       password: registered.password,
       customId: registered.user.tenantCustomId,
     })
-    expect(portal.response.statusCode).toBe(200)
+    expectLocked(portal.response)
   })
 
   it('resets the count after a successful login', async () => {
@@ -101,14 +101,14 @@ describe('login lockout per (tenant, login id)', () => {
   })
 
   it('lets the user in again once the lock has ended', async () => {
-    const { tenant, right, wrong } = await student()
+    const { tenant, user, right, wrong } = await student()
     for (let attempt = 0; attempt < MAX_FAILURES; attempt++) await login(app, wrong)
     expectLocked((await login(app, right)).response)
     await owner()
-      .updateTable('loginFailures')
+      .updateTable('userLoginFailures')
       .set({ lockedUntil: new Date(Date.now() - 1000) })
-      .where('scope', '=', tenant.customId)
-      .where('loginId', '=', right.userLoginId)
+      .where('tenantId', '=', tenant.id)
+      .where('userId', '=', user.id)
       .execute()
     expect((await login(app, right)).response.statusCode).toBe(200)
   })
@@ -117,9 +117,9 @@ describe('login lockout per (tenant, login id)', () => {
     const { tenant, right, wrong } = await student()
     for (let attempt = 0; attempt < MAX_FAILURES; attempt++) await login(app, wrong)
     await owner()
-      .updateTable('loginFailures')
+      .updateTable('userLoginFailures')
       .set({ lockedUntil: new Date(Date.now() - 1000) })
-      .where('scope', '=', tenant.customId)
+      .where('tenantId', '=', tenant.id)
       .execute()
     for (let attempt = 0; attempt < MAX_FAILURES - 1; attempt++) {
       expectProblem((await login(app, wrong)).response, 401, 'AUTH_001')
@@ -151,12 +151,12 @@ describe('login lockout per (tenant, login id)', () => {
   })
 
   it('recovers a count left behind by attempts that never finished, after a lock period', async () => {
-    const { tenant, right } = await student()
+    const { tenant, user, right } = await student()
     await owner()
-      .insertInto('loginFailures')
+      .insertInto('userLoginFailures')
       .values({
-        scope: tenant.customId,
-        loginId: right.userLoginId,
+        tenantId: tenant.id,
+        userId: user.id,
         failures: MAX_FAILURES,
         lockedUntil: null,
         updatedAt: new Date(Date.now() - (LOCK_SECONDS + 5) * 1000),
