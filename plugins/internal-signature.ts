@@ -5,6 +5,7 @@ import { findTenantBySlug } from '../db/repos/tenants.js'
 import { claimSignature } from '../db/repos/used-internal-signatures.js'
 import { AppError } from '../lib/errors.js'
 import { policyOf } from '../lib/http/access.js'
+import { nestsDeeperThan, tooDeep } from '../lib/http/json-depth.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -86,6 +87,12 @@ export default fp(
     const parseJson = app.getDefaultJsonParser('error', 'error') as unknown as (request: FastifyRequest, body: Buffer, done: ParseDone) => void
     app.decorate('signedJsonParser', (request: FastifyRequest, body: Buffer, done: ParseDone) => {
       request.rawBody = body
+      // Too deep is a parse error like any other: deferred, so it is answered only to a correctly signed caller.
+      if (nestsDeeperThan(body)) {
+        request.bodyParseError = tooDeep()
+        done(null, undefined)
+        return
+      }
       parseJson(request, body, (error, value) => {
         request.bodyParseError = error
         done(null, error ? undefined : value)

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../lib/errors.js'
+import { nestsDeeperThan, tooDeep } from '../lib/http/json-depth.js'
 
 const CHARSET = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i
 
@@ -18,10 +19,29 @@ export function undecodableBody(request: FastifyRequest): string | null {
   return null
 }
 
-/** Every body this service accepts is JSON in UTF-8; anything else answers 415 instead of reaching a schema as text. */
+type ParseDone = (error: Error | null, value?: unknown) => void
+
+/**
+ * Every body this service accepts is JSON in UTF-8; anything else answers 415 instead of reaching a schema as text.
+ * JSON nested deeper than MAX_JSON_DEPTH is refused on its raw bytes, before the parser and every recursive walk
+ * after it (validation, the well-formed text pass) could overflow the stack. A subtree with a parser of its own
+ * (plugins/internal-signature.ts) makes the same check there.
+ */
 export default fp(
   async (app) => {
     app.removeContentTypeParser(['text/plain'])
+    // Fastify's own parser (prototype-poisoning protection as configured), applied once the depth is known to be safe.
+    const { onProtoPoisoning = 'error', onConstructorPoisoning = 'error' } = app.initialConfig
+    const parseJson = app.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning) as unknown as (
+      request: FastifyRequest,
+      body: Buffer,
+      done: ParseDone,
+    ) => void
+    app.removeContentTypeParser('application/json')
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+      if (nestsDeeperThan(body as Buffer)) done(tooDeep(), undefined)
+      else parseJson(request, body as Buffer, done)
+    })
     // Before any parser runs, so a route's own parser (the signed /internal one, refresh's) is covered as well.
     app.addHook('preParsing', async (request) => {
       const reason = undecodableBody(request)

@@ -95,23 +95,17 @@ export function updateUserStatus(trx: TenantTx, id: number, status: UserStatus):
 
 /**
  * Changes a login id in both places it lives, in one statement: the user row and, for an owner, the owner
- * directory (no RLS, keyed globally by login id). A taken id, or one equal to a taken one after NFKC and case folding
- * (the login key), fails on either unique key. Returns false when the
- * user is not visible in this tenant.
+ * directory (no RLS, keyed globally by login id), which the users row's trigger keeps in step
+ * (db/functions/svc_sync_owner_entry.sql: the runtime role may not update the directory itself). A taken id, or one
+ * equal to a taken one after NFKC and case folding (the login key), fails on either unique key. Returns false when
+ * the user is not visible in this tenant.
  */
 export async function changeUserLoginId(trx: TenantTx, id: number, userLoginId: string): Promise<boolean> {
   const { rows } = await sql<{ id: number }>`
-    with renamed as (
-      update users set user_login_id = ${userLoginId}, login_key = ${loginIdKey(userLoginId)},
-                       legacy_login_key_duplicate = false, updated_at = now()
-      where id = ${id}
-      returning tenant_id, id
-    ), directory as (
-      update owner_directory set user_login_id = ${userLoginId}, login_key = ${loginIdKey(userLoginId)},
-                                 legacy_login_key_duplicate = false
-      from renamed where owner_directory.tenant_id = renamed.tenant_id and owner_directory.user_id = renamed.id
-    )
-    select id from renamed`.execute(trx)
+    update users set user_login_id = ${userLoginId}, login_key = ${loginIdKey(userLoginId)},
+                     legacy_login_key_duplicate = false, updated_at = now()
+    where id = ${id}
+    returning id`.execute(trx)
   return rows.length > 0
 }
 

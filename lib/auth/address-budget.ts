@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net'
 import { AppError, type ErrorCode } from '../errors.js'
 
 /**
@@ -12,7 +13,38 @@ export interface AddressBudget {
   limit: number
 }
 
-export const addressBudget = (ip: string, limit: number): AddressBudget => ({ key: `auth:${ip}`, limit })
+export const addressBudget = (ip: string, limit: number): AddressBudget => ({ key: `auth:${budgetAddress(ip)}`, limit })
+
+/**
+ * Whose budget an address spends. An IPv6 subscriber is routed a whole /64 and may use any of its 2^64 addresses,
+ * so per address an IPv6 client would have no budget at all: its key is the /64 (the first four groups, written
+ * in full). An IPv4 address arriving mapped into IPv6 (`::ffff:a.b.c.d` on a dual-stack socket) is that IPv4
+ * address, one client, as it is when it arrives unmapped.
+ */
+export function budgetAddress(ip: string): string {
+  if (!isIPv6(ip)) return ip
+  const groups = ipv6Groups(ip)
+  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
+    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.')
+  }
+  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing dotted IPv4 part read as two groups). */
+function ipv6Groups(ip: string): number[] {
+  let text = ip.split('%')[0]!.toLowerCase()
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined]
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)))
+  const front = parse(head)
+  if (tail === undefined) return front
+  const back = parse(tail)
+  return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back]
+}
 
 /** The answer beyond the budget, with Retry-After until the window resets. */
 export function overBudget(code: Extract<ErrorCode, 'AUTH_018' | 'RATE_LIMITED'>, resetsAt: Date): AppError {

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
 import type { ValidatorFactory } from '@fastify/ajv-compiler'
-import type { FastifyHttpOptions, FastifyServerOptions } from 'fastify'
+import type { FastifyHttpOptions, FastifyRequest, FastifyServerOptions } from 'fastify'
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js'
 import { AppError } from '../errors.js'
 import { DEFAULT_BODY_LIMIT } from './body-limits.js'
@@ -11,6 +11,23 @@ import { trustProxySetting, type Env } from '../env.js'
 import { PROBLEM_CONTENT_TYPE, problemBody, sendProblem } from './problem.js'
 import { OperatorLogController } from './log-controller.js'
 import { requestIdFor } from './request-id.js'
+import { loggableUrl } from './log-url.js'
+
+/**
+ * Fastify's request serializer with the query string's search text and credentials left out (lib/http/log-url.ts):
+ * redaction by path cannot reach inside the url string. Any object logged as `req` passes through it, so nothing of
+ * it is assumed to be there.
+ */
+export function serializeRequest(request: FastifyRequest): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: typeof request.url === 'string' ? loggableUrl(request.url) : undefined,
+    version: request.headers?.['accept-version'],
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  }
+}
 
 /** Log paths that may carry secrets, tokens or personal data; pino replaces them before anything is written. */
 export const REDACTED_LOG_PATHS = [
@@ -115,6 +132,7 @@ export function serverOptions(env: Env): FastifyHttpOptions<Server> {
         : {
             level: env.LOG_LEVEL,
             redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+            serializers: { req: serializeRequest },
             ...(prettyLogs(env) ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
           },
     // The id is chosen (and an unacceptable incoming one replaced) in one place; plugins/request-id.ts echoes it.
@@ -129,7 +147,8 @@ export function serverOptions(env: Env): FastifyHttpOptions<Server> {
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Fastify copies its own requestTimeout onto the server after creating it; both must carry the limit.
     requestTimeout: env.SVC_HTTP_REQUEST_TIMEOUT_MS,
-    http: requestTimeouts(env.SVC_HTTP_REQUEST_TIMEOUT_MS),
+    // Node's own Host check answers an empty 400; plugins/node-refusals.ts makes it instead, from the catalog.
+    http: { ...requestTimeouts(env.SVC_HTTP_REQUEST_TIMEOUT_MS), requireHostHeader: false },
     // plugins/closing.ts answers requests that arrive while closing, from the catalog.
     return503OnClosing: false,
     schemaController: schemaController(),

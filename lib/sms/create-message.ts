@@ -19,6 +19,8 @@ export interface SendSettings {
   prices: { sms: number; lms: number }
   /** Recipients per tenant per UTC day; 0 = unlimited. */
   dailyRecipients: number
+  /** Recipients of one send, after merging, that may share a phone number. */
+  maxPerPhone: number
 }
 
 export function sendSettings(env: Env): SendSettings {
@@ -26,6 +28,7 @@ export function sendSettings(env: Env): SendSettings {
     provider: env.SVC_SMS_PROVIDER,
     prices: { sms: env.SVC_SMS_PRICE_SMS, lms: env.SVC_SMS_PRICE_LMS },
     dailyRecipients: env.SVC_SMS_TENANT_DAILY_RECIPIENTS,
+    maxPerPhone: env.SVC_SMS_MAX_PER_PHONE,
   }
 }
 
@@ -79,7 +82,7 @@ export async function createMessage(
   alongside?: (message: MessageRecord) => Promise<void>,
 ): Promise<CreatedMessage> {
   assertRecipientCount(draft.recipients.length)
-  const recipients = mergeRecipients(draft.content, draft.recipients)
+  const recipients = mergeRecipients(draft.content, draft.recipients, settings.maxPerPhone)
   const estimate = estimateMessage(draft.content, recipients, settings.prices)
   if (draft.templateId !== null && !(await templateExists(trx, draft.templateId))) {
     throw new AppError('TEMPLATE_NOT_FOUND', `No template ${draft.templateId} in this tenant.`)

@@ -54,15 +54,25 @@ export function normalizeRecipients(
  * recipient (the first keeps its fields and its place); the same phone with another rendering (siblings named
  * differently) stays. One pass with a hash set, no per-recipient query; content without placeholders renders the
  * same for everyone, so then only the phone counts.
+ *
+ * Renderings that differ only by a name ("", " ", "  ", ...) would let one phone receive the send thousands of times
+ * and spend the quota on it, so at most `maxPerPhone` (SVC_SMS_MAX_PER_PHONE) recipients that remain may share a
+ * phone: beyond that the send is refused, TOO_MANY_FOR_ONE_PHONE, without naming the number.
  */
-export function mergeRecipients(content: string, recipients: readonly StoredRecipient[]): StoredRecipient[] {
+export function mergeRecipients(content: string, recipients: readonly StoredRecipient[], maxPerPhone: number): StoredRecipient[] {
   const personal = content.includes('{name}') || content.includes('{className}')
   const seen = new Set<string>()
+  const perPhone = new Map<string, number>()
   const kept: StoredRecipient[] = []
   for (const recipient of recipients) {
     const key = personal ? `${recipient.phone}\u0000${renderContent(content, recipient)}` : recipient.phone
     if (seen.has(key)) continue
     seen.add(key)
+    const onPhone = (perPhone.get(recipient.phone) ?? 0) + 1
+    if (onPhone > maxPerPhone) {
+      throw new AppError('TOO_MANY_FOR_ONE_PHONE', `More than ${maxPerPhone} recipients of this send share one phone number.`)
+    }
+    perPhone.set(recipient.phone, onPhone)
     kept.push(recipient)
   }
   return kept.length === recipients.length ? (recipients as StoredRecipient[]) : kept

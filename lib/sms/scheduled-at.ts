@@ -15,3 +15,18 @@ export function parseScheduledAt(value: string | null | undefined, now: number =
   }
   return at
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/**
+ * parseScheduledAt, and at most `maxDays` (SVC_SMS_MAX_SCHEDULE_DAYS) ahead. A send counts against the tenant's
+ * daily quota the day it is made, so one scheduled for 9999-12-31 would spend today's quota on a message that never
+ * leaves, and would sit in the outbox for ever.
+ */
+export function parseScheduledAtWithin(value: string | null | undefined, maxDays: number, now: number = Date.now()): Date | null {
+  const at = parseScheduledAt(value, now)
+  if (at !== null && at.getTime() - now > maxDays * DAY_MS) {
+    throw new AppError('SCHEDULED_AT_TOO_FAR', `scheduledAt may be at most ${maxDays} days ahead.`)
+  }
+  return at
+}
