@@ -82,6 +82,22 @@ describe('answers outside the routes, over a real socket', () => {
     )
     expectCatalogProblem(answer, 415, 'UNSUPPORTED_MEDIA_TYPE')
   })
+
+  // Refusals Node's HTTP server would otherwise answer itself, with an empty body, before Fastify saw them.
+  it('answers an HTTP/1.1 request without a Host header 400 problem+json, before any route runs', async () => {
+    const answer = await exchange(port, 'GET /actuator/health HTTP/1.1\r\nConnection: close\r\n\r\n')
+    expect(expectCatalogProblem(answer, 400, 'VALIDATION_FAILED').detail).toMatch(/Host/)
+  })
+
+  it('still serves an HTTP/1.0 request without a Host header, which the protocol allows', async () => {
+    const answer = await exchange(port, 'GET /actuator/health HTTP/1.0\r\n\r\n')
+    expect(answer.status).toBe(200)
+  })
+
+  it('answers an Expect header other than 100-continue 417 problem+json', async () => {
+    const answer = await exchange(port, 'GET /actuator/health HTTP/1.1\r\nHost: localhost\r\nExpect: foo\r\nConnection: close\r\n\r\n')
+    expect(expectCatalogProblem(answer, 417, 'EXPECTATION_FAILED').detail).toMatch(/Expect/)
+  })
 })
 
 // A client that sends its request slower than SVC_HTTP_REQUEST_TIMEOUT_MS allows (a slowloris) gets 408 and loses the
