@@ -8,7 +8,7 @@ import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { createMessage, sendSettings, type CreatedMessage } from '../../../lib/sms/create-message.js'
 import { MessageResponseSchema, toMessageResponse } from '../../../lib/sms/message-response.js'
-import { parseScheduledAtWithin } from '../../../lib/sms/scheduled-at.js'
+import { parseScheduledAt } from '../../../lib/sms/scheduled-at.js'
 import { classRecipients, directOrGroupRecipients } from '../../../lib/sms/send-recipients.js'
 import type { IdempotentRoute } from '../../../plugins/idempotency.js'
 import {
@@ -31,7 +31,7 @@ const response = {
 }
 
 // What either kind of send refuses once it has its recipients: their phones and count, the draft
-// (parseScheduledAtWithin) and createMessage.
+// (parseScheduledAt) and createMessage.
 const messageProblems: ErrorCode[] = [
   'TOO_MANY_RECIPIENTS',
   'INVALID_PHONE_NUMBER',
@@ -62,7 +62,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     title: body.title,
     content: body.content,
     templateId: body.templateId ?? null,
-    scheduledAt: parseScheduledAtWithin(body.scheduledAt, app.env.SVC_SMS_MAX_SCHEDULE_DAYS),
+    scheduledAt: parseScheduledAt(body.scheduledAt, app.env.SVC_SMS_MAX_SCHEDULE_DAYS),
   })
 
   // The key commits with the message (createMessage records it before the quota's reservation, which must be the
