@@ -7,7 +7,9 @@ import { isValidSenderNumber, normalizePhone } from './sms/phone.js'
 const Bool = (defaultValue: boolean) => Type.Boolean({ default: defaultValue })
 const Int = (defaultValue: number, minimum: number, maximum: number) =>
   Type.Integer({ default: defaultValue, minimum, maximum })
-const Secret = (minLength = 1) => Type.Optional(Type.String({ minLength }))
+// `secret` marks a value a refusal must never repeat (see loadEnv): a key, a token, a password inside a URL.
+const Secret = (minLength = 1) => Type.Optional(Type.String({ minLength, secret: true }))
+const DatabaseUrl = () => Type.Optional(Type.String({ pattern: '^postgres(ql)?://', secret: true }))
 
 /**
  * Every setting the service reads. One schema gives both the start-up validation and the `Env` type;
@@ -17,10 +19,10 @@ export const EnvSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
     default: 'development',
   }),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_URL: DatabaseUrl(),
   SVC_DATA_DIR: Type.String({ default: './.data', minLength: 1 }),
   // The owner that migrations run as; the service itself never uses it (DATABASE_URL may name a role owning nothing).
-  DATABASE_MIGRATION_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_MIGRATION_URL: DatabaseUrl(),
   SVC_DB_POOL_MAX: Int(10, 1, 200),
   // `pipelined` batches, holds and prepares statements (db/driver/README.md); `plain` is stock node-postgres, one
   // statement per round trip, for debugging and for poolers the pipelined client does not suit.
@@ -117,11 +119,19 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   }
   const candidate = Value.Default(EnvSchema, Value.Convert(EnvSchema, known))
   const problems = [...Value.Errors(EnvSchema, candidate)].map(
-    (error) => `${error.path.slice(1)}: ${error.message}${error.path === '' ? '' : ` (got ${JSON.stringify(known[error.path.slice(1)])})`}`,
+    (error) => `${error.path.slice(1)}: ${error.message}${error.path === '' ? '' : ` (got ${shown(error.path.slice(1), known)})`}`,
   )
   problems.push(...crossFieldProblems(candidate as Env))
   if (problems.length > 0) throw new ConfigError(problems)
   return candidate as Env
+}
+
+/** The refused value as a problem repeats it: a secret only by its length, since start-up errors reach logs. */
+function shown(key: string, known: Record<string, string>): string {
+  const value = known[key]
+  const schema = EnvSchema.properties[key as keyof typeof EnvSchema.properties] as { secret?: boolean } | undefined
+  if (value !== undefined && schema?.secret) return `${value.length} characters, not shown`
+  return JSON.stringify(value)
 }
 
 /** What Fastify's `trustProxy` receives: nothing trusted, the number of proxy hops, or the proxies' addresses. */

@@ -38,6 +38,23 @@ describe('configuration', () => {
     }
   })
 
+  it('repeats a refused value, but never a secret one: a secret, token or database URL is named by its length', () => {
+    const secrets = {
+      SVC_JWT_SECRET: 'short-but-real-secret',
+      SVC_INTERNAL_HMAC_SECRET: 'hmac-too-short',
+      SVC_METRICS_TOKEN: 'metrics-short',
+      DATABASE_URL: 'mysql://admin:hunter2-password@db/svc',
+      DATABASE_MIGRATION_URL: 'mariadb://owner:owner-password@db/svc',
+    }
+    const problems = configProblems({ ...secrets, PORT: 'eighty' })
+    expect(problems).toContain('PORT: Expected integer (got "eighty")')
+    for (const [name, value] of Object.entries(secrets)) {
+      expect(problems.find((problem) => problem.startsWith(`${name}:`))).toMatch(new RegExp(`\\(got ${value.length} characters, not shown\\)$`))
+      expect(problems.join('\n')).not.toContain(value)
+    }
+    expect(problems.join('\n')).not.toMatch(/hunter2|owner-password/)
+  })
+
   it('accepts enumerated settings of an earlier deployment in any case', () => {
     const env = loadEnv({
       NODE_ENV: 'Production',
