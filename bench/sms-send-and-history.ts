@@ -69,8 +69,8 @@ async function staff(app: FastifyInstance, owner: Kysely<DB>, tenantId: number, 
     .values({ tenantId, userLoginId: `bench-${randomUUID()}`, passwordHash: 'x', name: 'Bench', role, avatarSeed: 's', updatedAt: new Date() })
     .returning('id')
     .executeTakeFirstOrThrow()
-  const { access } = issueTokenPair(
-    app.jwt,
+  const { access } = await issueTokenPair(
+    app.tokenKeys,
     { userId: user.id, tenantId, tenantSlug: `bench-${tenantId}`, role, sid: randomUUID() },
     { accessSeconds: 3600, refreshSeconds: 7200 },
   )

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { isIP } from 'node:net'
 import cron from 'node-cron'
+import { readSigningKeys } from './auth/signing-keys.js'
 import { isValidSenderNumber, normalizePhone } from './sms/phone.js'
 
 const Bool = (defaultValue: boolean) => Type.Boolean({ default: defaultValue })
@@ -47,6 +48,9 @@ export const EnvSchema = Type.Object({
   SVC_CORS_ORIGINS: Type.String({ default: '' }),
   SVC_MIGRATE_ON_START: Bool(true),
   SVC_JWT_SECRET: Secret(32),
+  // A JWK Set of private keys, as JSON text or `file:` and a path (lib/auth/signing-keys.ts): the first that may sign
+  // (no `key_ops`, or one with "sign") signs, all verify.
+  SVC_JWT_KEYS: Secret(),
   SVC_JWT_ISSUER: Type.String({ default: 'svc-auth-svc', minLength: 1 }),
   SVC_ACCESS_TTL: Int(3600, 60, 86_400),
   SVC_REFRESH_TTL: Int(604_800, 300, 31_536_000),
@@ -228,8 +232,15 @@ function crossFieldProblems(env: Env): string[] {
       `SVC_SMS_SCHEDULER_CRON: not a valid cron expression (5 or 6 fields, seconds first when 6) (got ${JSON.stringify(env.SVC_SMS_SCHEDULER_CRON)})`,
     )
   }
-  if (env.NODE_ENV === 'production' && !env.SVC_JWT_SECRET) {
-    problems.push('SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)')
+  if (env.NODE_ENV === 'production' && !env.SVC_JWT_SECRET && !env.SVC_JWT_KEYS) {
+    problems.push('SVC_JWT_SECRET or SVC_JWT_KEYS: one is required when NODE_ENV=production')
+  }
+  if (env.SVC_JWT_KEYS) {
+    const read = readSigningKeys(env.SVC_JWT_KEYS)
+    if ('problem' in read) problems.push(read.problem)
+    else if (!env.SVC_JWT_SECRET && !read.keys.some((key) => key.signs)) {
+      problems.push('SVC_JWT_KEYS: every key is verify-only (key_ops ["verify"]) and SVC_JWT_SECRET is unset: nothing would sign')
+    }
   }
   // The pattern admits digits; a sender must also be a Korean number the provider accepts, as tenants' numbers are.
   const systemSender = env.SVC_SMS_SYSTEM_SENDER

@@ -1,11 +1,11 @@
-import jwt from '@fastify/jwt'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ACCESS_COOKIE } from '../lib/auth/cookies.js'
 import type { AuthDeps } from '../lib/auth/deps.js'
 import { bearerToken } from '../lib/auth/bearer-token.js'
 import { identityFromClaims, type Identity } from '../lib/auth/identity.js'
-import { resolveJwtSecret } from '../lib/auth/jwt-secret.js'
+import type { TokenKeys } from '../lib/auth/token-keys.js'
+import { tokenKeysFromEnv } from '../lib/auth/token-keys-from-env.js'
 import { verifyToken } from '../lib/auth/tokens.js'
 import { AppError } from '../lib/errors.js'
 import { policyOf } from '../lib/http/access.js'
@@ -21,8 +21,10 @@ declare module 'fastify' {
     readonly caller: Identity
   }
   interface FastifyInstance {
-    /** Database, token signer and settings for the authentication flows (lib/auth). */
+    /** Database, token keys and settings for the authentication flows (lib/auth). */
     authDeps: AuthDeps
+    /** The key set that signs and verifies tokens (SVC_JWT_KEYS, SVC_JWT_SECRET); its public half is the JWKS. */
+    tokenKeys: TokenKeys
   }
 }
 
@@ -33,17 +35,10 @@ function presentedToken(request: FastifyRequest): string | undefined {
 
 export default fp(
   async (app) => {
-    const secret = resolveJwtSecret(app.env, (path) =>
+    app.decorate('tokenKeys', tokenKeysFromEnv(app.env, (path) =>
       app.log.warn({ path }, 'SVC_JWT_SECRET is not set: using a generated development secret'),
-    )
-    await app.register(jwt, {
-      secret,
-      sign: { algorithm: 'HS256', iss: app.env.SVC_JWT_ISSUER },
-      // allowedIss alone lets a token without `iss` through; requiring the claim makes a missing issuer a wrong one.
-      verify: { algorithms: ['HS256'], allowedIss: app.env.SVC_JWT_ISSUER, requiredClaims: ['iss', 'iat', 'exp'] },
-    })
-
-    app.decorate('authDeps', { db: app.db, jwt: app.jwt, env: app.env })
+    ))
+    app.decorate('authDeps', { db: app.db, tokenKeys: app.tokenKeys, env: app.env })
     app.decorateRequest('identity', null)
     app.decorateRequest('caller', {
       getter(this: FastifyRequest) {
@@ -58,7 +53,7 @@ export default fp(
       if (policy.credential !== 'access-token') return
       const token = presentedToken(request)
       if (!token) throw new AppError('AUTH_002')
-      const identity = identityFromClaims(verifyToken(app.jwt, token, 'access'))
+      const identity = identityFromClaims(await verifyToken(app.tokenKeys, token, 'access'))
       request.identity = identity
       request.tenantId = identity.tenantId
       request.accessJti = identity.jti

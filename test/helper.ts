@@ -142,13 +142,13 @@ export function sharedEmbeddedDatabase(store: EmbeddedDatabase): Database {
 }
 
 /** Builds the production app against the test database (migrated once by the global setup). */
-export async function buildTestApp(overrides: Record<string, string> = {}): Promise<FastifyInstance> {
+export async function buildTestApp(overrides: Record<string, string | undefined> = {}): Promise<FastifyInstance> {
   const env = testEnv(overrides)
   return buildService(env, openTestDatabase(env), watchDocumentedProblems)
 }
 
 /** One app per test file, closed after it: `const app = useTestApp()` then `app.current.inject(...)`. */
-export function useTestApp(overrides: Record<string, string> = {}): { current: FastifyInstance } {
+export function useTestApp(overrides: Record<string, string | undefined> = {}): { current: FastifyInstance } {
   const holder = {} as { current: FastifyInstance }
   beforeAll(async () => {
     holder.current = await buildTestApp(overrides)
@@ -166,7 +166,7 @@ export function useTestApp(overrides: Record<string, string> = {}): { current: F
  */
 export async function buildAppWith(
   extend: (app: FastifyInstance) => Promise<void>,
-  overrides: Record<string, string> = {},
+  overrides: Record<string, string | undefined> = {},
   before?: (app: FastifyInstance) => void,
 ): Promise<FastifyInstance> {
   const env = testEnv(overrides)

@@ -52,7 +52,7 @@ describe('server.ts', () => {
     const [code] = await once(child, 'exit')
     expect(code).toBe(1)
     expect(stderr).toContain('PORT:')
-    expect(stderr).toContain('SVC_JWT_SECRET: required when NODE_ENV=production')
+    expect(stderr).toContain('SVC_JWT_SECRET or SVC_JWT_KEYS: one is required when NODE_ENV=production')
     expect(stderr).not.toContain('    at ')
   })
 })

@@ -17,8 +17,8 @@ export interface Actor {
  */
 export async function actor(app: FastifyInstance, tenant: TenantRow, role: Role): Promise<Actor> {
   const user = await insertUser(tenant, { role })
-  const { access } = issueTokenPair(
-    app.jwt,
+  const { access } = await issueTokenPair(
+    app.tokenKeys,
     { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug, role, sid: randomUUID() },
     { accessSeconds: 3600, refreshSeconds: 7200 },
   )

@@ -1,12 +1,12 @@
-import type { JWT } from '@fastify/jwt'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/schema.js'
 import type { Env } from '../env.js'
+import type { TokenKeys } from './token-keys.js'
 
 /** What the authentication flows need; built once by the auth plugin and by the in-process contract. */
 export interface AuthDeps {
   db: Kysely<DB>
-  jwt: JWT
+  tokenKeys: TokenKeys
   env: Env
 }
 

@@ -14,7 +14,7 @@ import { planTokenPair, signTokenPair, type TokenPair } from './tokens.js'
  */
 export async function openSession(
   trx: TenantTx,
-  deps: Pick<AuthDeps, 'jwt' | 'env'>,
+  deps: Pick<AuthDeps, 'tokenKeys' | 'env'>,
   subject: { userId: number; tenantId: number; tenantSlug: string },
   client: ClientInfo,
   login: { upgradedHash: string | null } | null = null,
@@ -33,5 +33,5 @@ export async function openSession(
     refreshExpiresAt: planned.refresh.expiresAt,
   })
   if (locked.userStatus !== 'ACTIVE' || !locked.userRole) return null
-  return signTokenPair(deps.jwt, { ...subject, role: locked.userRole, sid }, planned)
+  return signTokenPair(deps.tokenKeys, { ...subject, role: locked.userRole, sid }, planned)
 }

@@ -4,7 +4,7 @@ import type { RevocationReason } from '../../db/schema.js'
 import { AppError, type ErrorCode } from '../errors.js'
 import { overBudget, type AddressBudget } from './address-budget.js'
 import type { AuthDeps } from './deps.js'
-import { planTokenPair, signTokenPair, verifyToken, type PlannedTokenPair, type TokenPair } from './tokens.js'
+import { planTokenPair, signTokenPair, verifyToken, type PlannedTokenPair, type TokenClaims, type TokenPair } from './tokens.js'
 
 // A refresh for a session that is gone answers by the reason it ended (docs/api.md#refresh-answers).
 function codeForEndedSession(reason: RevocationReason | null): ErrorCode {
@@ -41,9 +41,9 @@ function reissuedPair(planned: PlannedTokenPair, current: SessionPair): PlannedT
 }
 
 /** The refresh token's claims, or the error to answer once the request has been counted. */
-function verifiedClaims(deps: AuthDeps, refreshToken: string | undefined) {
+async function verifiedClaims(deps: AuthDeps, refreshToken: string | undefined): Promise<TokenClaims> {
   if (!refreshToken) throw new AppError('AUTH_005')
-  return verifyToken(deps.jwt, refreshToken, 'refresh')
+  return verifyToken(deps.tokenKeys, refreshToken, 'refresh')
 }
 
 /**
@@ -65,9 +65,9 @@ export async function refreshSession(
   refreshToken: string | undefined,
   budget: AddressBudget,
 ): Promise<TokenPair> {
-  let claims: ReturnType<typeof verifiedClaims>
+  let claims: TokenClaims
   try {
-    claims = verifiedClaims(deps, refreshToken)
+    claims = await verifiedClaims(deps, refreshToken)
   } catch (error) {
     const { hits, resetsAt } = await hitRateWindow(deps.db, budget.key)
     if (hits > budget.limit) throw overBudget('RATE_LIMITED', resetsAt)
@@ -96,7 +96,7 @@ export async function refreshSession(
   // Tenant, user and sid all matched the token's claims in the database; only the role is read from it. A reissue
   // signs the session's current JTIs and expiries again, so the copies are revoked together with the original.
   return signTokenPair(
-    deps.jwt,
+    deps.tokenKeys,
     { userId: Number(claims.sub), tenantId: claims.tenant_id, tenantSlug: claims.tenant_slug, role: rotation.role, sid: claims.sid },
     rotation.outcome === 'ROTATED' ? planned : reissuedPair(planned, rotation),
   )

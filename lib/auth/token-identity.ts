@@ -1,4 +1,3 @@
-import type { JWT } from '@fastify/jwt'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/schema.js'
 import { type TenantTx, withRequestTransaction } from '../../db/tenant-transaction.js'
@@ -6,11 +5,12 @@ import { catalogErrorFor } from '../catalog-errors.js'
 import type { TokenIdentity, UserInfo } from './contract-types.js'
 import { findCurrentUser } from './current-user.js'
 import { identityFromClaims, type Identity } from './identity.js'
+import type { TokenKeys } from './token-keys.js'
 import { verifyToken } from './tokens.js'
 
 interface TokenDeps {
   db: Kysely<DB>
-  jwt: JWT
+  tokenKeys: TokenKeys
 }
 
 /**
@@ -23,7 +23,7 @@ async function withAccessToken<T>(
   token: string,
   fn: (trx: TenantTx, identity: Identity) => Promise<T>,
 ): Promise<T> {
-  const identity = identityFromClaims(verifyToken(deps.jwt, token, 'access'))
+  const identity = identityFromClaims(await verifyToken(deps.tokenKeys, token, 'access'))
   const scope = { tenantId: identity.tenantId, accessJti: identity.jti, userId: identity.userId }
   try {
     return await withRequestTransaction(deps.db, scope, (trx) => fn(trx, identity))

@@ -1,7 +1,7 @@
-import type { JWT } from '@fastify/jwt'
 import { randomUUID } from 'node:crypto'
 import type { Role } from '../../db/schema.js'
 import { AppError } from '../errors.js'
+import type { TokenKeys } from './token-keys.js'
 
 export type TokenType = 'access' | 'refresh'
 
@@ -66,8 +66,8 @@ export function planTokenPair(lifetimes: TokenLifetimes): PlannedTokenPair {
   return { access: plan(lifetimes.accessSeconds, now), refresh: plan(lifetimes.refreshSeconds, now) }
 }
 
-function sign(jwt: JWT, subject: TokenSubject, type: TokenType, planned: PlannedToken): IssuedToken {
-  const token = jwt.sign({
+async function sign(keys: TokenKeys, subject: TokenSubject, type: TokenType, planned: PlannedToken): Promise<IssuedToken> {
+  const token = await keys.sign({
     sub: String(subject.userId),
     tenant_slug: subject.tenantSlug,
     tenant_id: subject.tenantId,
@@ -81,12 +81,16 @@ function sign(jwt: JWT, subject: TokenSubject, type: TokenType, planned: Planned
   return { token, jti: planned.jti, expiresAt: planned.expiresAt }
 }
 
-export function signTokenPair(jwt: JWT, subject: TokenSubject, planned: PlannedTokenPair): TokenPair {
-  return { access: sign(jwt, subject, 'access', planned.access), refresh: sign(jwt, subject, 'refresh', planned.refresh) }
+export async function signTokenPair(keys: TokenKeys, subject: TokenSubject, planned: PlannedTokenPair): Promise<TokenPair> {
+  const [access, refresh] = await Promise.all([
+    sign(keys, subject, 'access', planned.access),
+    sign(keys, subject, 'refresh', planned.refresh),
+  ])
+  return { access, refresh }
 }
 
-export function issueTokenPair(jwt: JWT, subject: TokenSubject, lifetimes: TokenLifetimes): TokenPair {
-  return signTokenPair(jwt, subject, planTokenPair(lifetimes))
+export function issueTokenPair(keys: TokenKeys, subject: TokenSubject, lifetimes: TokenLifetimes): Promise<TokenPair> {
+  return signTokenPair(keys, subject, planTokenPair(lifetimes))
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -111,14 +115,14 @@ function hasClaimShape(claims: Record<string, unknown>): claims is Record<string
 }
 
 /**
- * Verifies signature, algorithm, issuer, expiry, type and claim shape. Any failure is one catalog error:
+ * Verifies signature, key, algorithm, issuer, expiry, type and claim shape. Any failure is one catalog error:
  * AUTH_003 for access tokens, AUTH_006 for refresh tokens.
  */
-export function verifyToken(jwt: JWT, token: string, type: TokenType): TokenClaims {
+export async function verifyToken(keys: TokenKeys, token: string, type: TokenType): Promise<TokenClaims> {
   const failure = type === 'access' ? 'AUTH_003' : 'AUTH_006'
-  let claims: Record<string, unknown>
+  let claims: Readonly<Record<string, unknown>>
   try {
-    claims = jwt.verify<Record<string, unknown>>(token)
+    claims = await keys.verify(token)
   } catch {
     throw new AppError(failure)
   }

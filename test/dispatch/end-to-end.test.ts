@@ -21,8 +21,8 @@ describe('send through the API, dispatched by the mock provider', () => {
 
   it('reaches SENT with every recipient DELIVERED after the send commits', async () => {
     const staff = await insertTenantAndSender(iso.owner)
-    const { access } = issueTokenPair(
-      app.jwt,
+    const { access } = await issueTokenPair(
+      app.tokenKeys,
       { userId: staff.senderId, tenantId: staff.tenantId, tenantSlug: staff.slug, role: 'MANAGER', sid: randomUUID() },
       { accessSeconds: 600, refreshSeconds: 1200 },
     )

@@ -65,9 +65,9 @@ describe('system messages (one-time codes) through the outbox', () => {
     )
   }
 
-  function staffHeaders(tenant: Tenant) {
-    const { access } = issueTokenPair(
-      service.jwt,
+  async function staffHeaders(tenant: Tenant) {
+    const { access } = await issueTokenPair(
+      service.tokenKeys,
       { userId: tenant.senderId, tenantId: tenant.tenantId, tenantSlug: tenant.slug, role: 'MANAGER', sid: randomUUID() },
       { accessSeconds: 600, refreshSeconds: 1200 },
     )
@@ -150,7 +150,7 @@ describe('system messages (one-time codes) through the outbox', () => {
     const staffId = await insertPendingMessage(bed.iso.owner, { ...tenant, scheduledAt: later, nextAttemptAt: later })
     const { code } = newCode()
     const systemId = await enqueue(tenant, { to: '01022223333', text: `Notice code ${code}` })
-    const headers = staffHeaders(tenant)
+    const headers = await staffHeaders(tenant)
 
     const list = await service.inject({ method: 'GET', url: '/v1/sms/history', headers })
     expect(list.statusCode).toBe(200)

@@ -71,7 +71,7 @@ describe('configuration', () => {
       SVC_SMS_PROVIDER: 'mock',
       SVC_SMS_DISPATCHER: 'off',
     })
-    expect(configProblems({ NODE_ENV: 'PRODUCTION' })).toEqual(['SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)'])
+    expect(configProblems({ NODE_ENV: 'PRODUCTION' })).toEqual(['SVC_JWT_SECRET or SVC_JWT_KEYS: one is required when NODE_ENV=production'])
     expect(configProblems({ SVC_SMS_PROVIDER: 'ExtSms' })).toContain('SVC_SMS_EXTSMS_API_KEY: required when SVC_SMS_PROVIDER=extsms')
   })
 
@@ -84,10 +84,10 @@ describe('configuration', () => {
     }
   })
 
-  it('refuses a short JWT secret and requires one in production', () => {
+  it('refuses a short JWT secret and requires a secret or a key set in production', () => {
     expect(configProblems({ SVC_JWT_SECRET: 'short' })[0]).toMatch(/^SVC_JWT_SECRET:/)
     expect(configProblems({ NODE_ENV: 'production' })).toEqual([
-      'SVC_JWT_SECRET: required when NODE_ENV=production (at least 32 bytes)',
+      'SVC_JWT_SECRET or SVC_JWT_KEYS: one is required when NODE_ENV=production',
     ])
   })
 

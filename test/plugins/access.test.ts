@@ -61,6 +61,7 @@ describe('access plugin', () => {
       expect(audiences).toEqual({
         'GET /metrics': '"metrics-token"',
         'GET /openapi.json': '"public"',
+        'GET /.well-known/jwks.json': '"public"',
         'GET /actuator/health': '"public"',
         'GET /actuator/health/liveness': '"public"',
         'GET /actuator/health/readiness': '"public"',

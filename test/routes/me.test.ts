@@ -54,8 +54,8 @@ async function crossTenantToken(role: Role = 'STUDENT') {
   const tenantA = await createTenant()
   const tenantB = await createTenant()
   const victim = await insertUser(tenantB, { role })
-  const { access } = issueTokenPair(
-    app.current.jwt,
+  const { access } = await issueTokenPair(
+    app.current.tokenKeys,
     { userId: victim.id, tenantId: tenantA.id, tenantSlug: tenantA.slug, role, sid: randomUUID() },
     { accessSeconds: 600, refreshSeconds: 1200 },
   )
