@@ -1,4 +1,4 @@
-import { createSecretKey, type KeyObject } from 'node:crypto'
+import { createSecretKey, webcrypto, type KeyObject } from 'node:crypto'
 import { jwtVerify, SignJWT, type JWTHeaderParameters, type JWTPayload } from 'jose'
 import { SIGNING_ALGORITHMS, type PublicJwk, type SigningKey } from './signing-keys.js'
 import { VerifiedTokens } from './verified-tokens.js'
@@ -30,16 +30,31 @@ const DEFAULT_VERIFIED_CACHE_SIZE = 10_000
 
 class UntrustedToken extends Error {}
 
+type JoseKey = KeyObject | webcrypto.CryptoKey
+
+/**
+ * The form jose uses a key in without converting it again. jose works through WebCrypto: it converts an asymmetric
+ * KeyObject once and keeps the result, but imports an HMAC KeyObject anew on every sign and verify (about 30 µs of
+ * CPU each), so HMAC keys are imported once here.
+ */
+function joseKeyOf(key: KeyObject): JoseKey | Promise<JoseKey> {
+  if (key.type !== 'secret') return key
+  return webcrypto.subtle.importKey('raw', key.export(), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+}
+
 export function createTokenKeys(options: TokenKeysOptions): TokenKeys {
+  const byKid = new Map(options.keys.map((key) => [key.kid, { alg: key.alg, verifyKey: joseKeyOf(key.verifyKey) }]))
+  const secret = options.secret ? joseKeyOf(createSecretKey(Buffer.from(options.secret))) : null
   const signer = options.keys.find((key) => key.signs)
-  if (!signer && !options.secret) throw new Error('token keys: no key that may sign, and no secret')
-  const byKid = new Map(options.keys.map((key) => [key.kid, key]))
-  const secret: KeyObject | null = options.secret ? createSecretKey(Buffer.from(options.secret)) : null
+  const signing = signer
+    ? { header: { alg: signer.alg, kid: signer.kid, typ: 'JWT' }, key: joseKeyOf(signer.signingKey) }
+    : secret && { header: { alg: 'HS256', typ: 'JWT' }, key: secret }
+  if (!signing) throw new Error('token keys: no key that may sign, and no secret')
   const verified = new VerifiedTokens<Readonly<JWTPayload>>(options.verifiedCacheSize ?? DEFAULT_VERIFIED_CACHE_SIZE)
 
   // The key is chosen by `kid` alone and used only with its own algorithm: an HS256 token naming a published public
   // key (algorithm confusion) or a token of another algorithm never reaches a verifier that would accept it.
-  function keyFor(header: JWTHeaderParameters): KeyObject {
+  function keyFor(header: JWTHeaderParameters): JoseKey | Promise<JoseKey> {
     for (const member of Object.keys(header)) if (!HEADER_MEMBERS.has(member)) throw new UntrustedToken(member)
     if (header.kid === undefined) {
       if (secret && header.alg === 'HS256') return secret
@@ -52,9 +67,7 @@ export function createTokenKeys(options: TokenKeysOptions): TokenKeys {
 
   return {
     async sign(claims) {
-      const token = new SignJWT(claims).setIssuer(options.issuer)
-      if (signer) return token.setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'JWT' }).sign(signer.signingKey)
-      return token.setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(secret as KeyObject)
+      return new SignJWT(claims).setIssuer(options.issuer).setProtectedHeader(signing.header).sign(await signing.key)
     },
     async verify(token) {
       const now = Date.now()
