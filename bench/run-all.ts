@@ -20,11 +20,13 @@ import { memory } from './scenarios/memory.js'
 import { pooler } from './scenarios/pooler.js'
 import { refresh } from './scenarios/refresh.js'
 import { send10k } from './scenarios/send-10k.js'
+import { signingKeys } from './scenarios/signing-keys.js'
 
 const SCENARIOS: [string, Scenario][] = [
   ['me', me],
   ['login', login],
   ['refresh', refresh],
+  ['signing-keys', signingKeys],
   ['history', history],
   ['send-10k', send10k],
   ['dispatch', dispatch],
