@@ -3,7 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
 import type { Role, UserStatus } from '../db/schema.js'
 import { hashPassword } from '../lib/auth/password-hash.js'
-import { problemType, type ErrorCode } from '../lib/errors.js'
+import { AppError, problemType, type ErrorCode } from '../lib/errors.js'
 import { checkDigit } from '../lib/tenant/business-number.js'
 import { createTenant, insertUser, unique, type UserRow } from './fixtures.js'
 import { TEST_JWT_SECRET } from './helper.js'
@@ -162,6 +162,17 @@ export function signJwt(
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url')
   const signature = createHmac('sha256', options.secret ?? TEST_JWT_SECRET).update(`${header}.${payload}`).digest('base64url')
   return `${header}.${payload}.${signature}`
+}
+
+/** Asserts that a call of the in-process contract (or any lib call) rejects with the catalog error `code`. */
+export async function expectAppError(promise: Promise<unknown>, code: ErrorCode): Promise<AppError> {
+  const error = await promise.then(
+    () => expect.unreachable(`expected ${code}`),
+    (caught: unknown) => caught,
+  )
+  expect(error).toBeInstanceOf(AppError)
+  expect((error as AppError).code).toBe(code)
+  return error as AppError
 }
 
 /** Asserts a problem+json answer with the given status and code; returns the parsed problem. */

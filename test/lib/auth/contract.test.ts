@@ -4,8 +4,9 @@ import type { KyselyPlugin } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { withTenant } from '../../../db/tenant-transaction.js'
 import { createAuthContract, type AuthContract } from '../../../lib/auth/contract.js'
-import { AppError, type ErrorCode } from '../../../lib/errors.js'
+import { AppError } from '../../../lib/errors.js'
 import { checkDigit } from '../../../lib/tenant/business-number.js'
+import { expectAppError } from '../../auth-fixtures.js'
 import { createTenant, insertUser, owner, unique, type TenantRow } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
 
@@ -13,15 +14,6 @@ const app = useTestApp()
 // Exactly how another module of the service reaches it: from the Fastify instance, no HTTP.
 const contract = (): AuthContract => app.current.authContract
 
-async function expectAppError(promise: Promise<unknown>, code: ErrorCode): Promise<AppError> {
-  const error = await promise.then(
-    () => expect.unreachable(`expected ${code}`),
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(AppError)
-  expect((error as AppError).code).toBe(code)
-  return error as AppError
-}
 
 const strongPassword = () => `Pw-${randomBytes(6).toString('hex')}-42`
 const cookie = (response: LightMyRequestResponse, name: string) =>

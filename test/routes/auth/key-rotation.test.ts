@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateSigningKey, type PrivateSigningJwk } from '../../../lib/auth/generate-signing-key.js'
-import { AppError } from '../../../lib/errors.js'
-import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh, uniqueAddress } from '../../auth-fixtures.js'
+import { decodeJwt, expectAppError, expectProblem, insertUserWithPassword, login, refresh, uniqueAddress } from '../../auth-fixtures.js'
 import { createTenant, type TenantRow } from '../../fixtures.js'
 import { buildTestApp } from '../../helper.js'
 
@@ -132,9 +131,7 @@ async function expectAccepted(app: FastifyInstance, session: Session): Promise<S
 /** The session's key is unknown here: AUTH_003 for the access token (HTTP and contract), AUTH_006 for the refresh. */
 async function expectRefused(app: FastifyInstance, session: Session): Promise<void> {
   expectProblem(await getMe(app, session.access), 401, 'AUTH_003')
-  const error = await app.authContract.validateToken(session.access).catch((caught: unknown) => caught)
-  expect(error).toBeInstanceOf(AppError)
-  expect(error).toMatchObject({ code: 'AUTH_003' })
+  await expectAppError(app.authContract.validateToken(session.access), 'AUTH_003')
   expectProblem((await refresh(app, session.refresh, { remoteAddress: uniqueAddress() })).response, 401, 'AUTH_006')
 }
 

@@ -6,8 +6,7 @@ import { decodeProtectedHeader, exportJWK, SignJWT, UnsecuredJWT, type JWTHeader
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateSigningKey, type PrivateSigningJwk } from '../../../lib/auth/generate-signing-key.js'
 import { SIGNING_ALGORITHMS, type PublicJwk, type SigningAlgorithm } from '../../../lib/auth/signing-keys.js'
-import { AppError, type ErrorCode } from '../../../lib/errors.js'
-import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh } from '../../auth-fixtures.js'
+import { decodeJwt, expectAppError, expectProblem, insertUserWithPassword, login, refresh } from '../../auth-fixtures.js'
 import { createTenant } from '../../fixtures.js'
 import { buildTestApp, TEST_JWT_SECRET } from '../../helper.js'
 
@@ -69,14 +68,6 @@ async function signIn(app: FastifyInstance): Promise<Session> {
 const getMe = (app: FastifyInstance, token: string) =>
   app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` } })
 
-async function expectAppError(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
-  const error = await promise.then(
-    () => expect.unreachable(`expected ${code}`),
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(AppError)
-  expect((error as AppError).code).toBe(code)
-}
 
 /** Refused all three ways: as access token by GET /v1/me and validateToken, as refresh token by POST /v1/refresh. */
 async function expectRefused(app: FastifyInstance, tokens: Tokens): Promise<void> {
