@@ -42,9 +42,16 @@ export class RequestScopeRefused extends Error {
 // SQLSTATE raised by svc_check_daily_recipients and svc_reserve_daily_recipients (db/repos/sms-quota.ts).
 const QUOTA_EXCEEDED = 'SV020'
 
-/** The tenant's daily recipient quota refused a send; nothing the send wrote was committed. */
-export function isQuotaExceeded(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === QUOTA_EXCEEDED && 'severity' in error
+/**
+ * The tenant's daily recipient quota refused a send (nothing the send wrote was committed): the whole seconds until
+ * the quota's next local midnight, which the refusal carries as its DETAIL; else null.
+ */
+export function quotaRefusalOf(error: unknown): { secondsToNextDay: number } | null {
+  if (typeof error !== 'object' || error === null || !('severity' in error)) return null
+  const { code, detail } = error as { code?: unknown; detail?: unknown }
+  if (code !== QUOTA_EXCEEDED) return null
+  const seconds = Number(detail)
+  return { secondsToNextDay: Number.isSafeInteger(seconds) && seconds > 0 ? seconds : 1 }
 }
 
 /** A tenant transaction was asked for without a valid tenant id: a programming error, refused before any query. */

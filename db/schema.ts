@@ -254,7 +254,7 @@ export interface SmsRecipientsTable extends StoredRecipient {
   updatedAt: DefaultedTimestamp
 }
 
-/** Recipients accepted per tenant and UTC day (docs/api.md#daily-quota); cancelling gives them back. */
+/** Recipients accepted per tenant and local day of SVC_TIME_ZONE (docs/api.md#daily-quota); cancelling gives them back. */
 export interface SmsDailyUsageTable {
   tenantId: number
   day: ColumnType<Date, string, string>

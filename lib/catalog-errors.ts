@@ -1,4 +1,4 @@
-import { isDataException, isDatabaseUnavailable, isQuotaExceeded, scopeRefusalOf, TenantContextMissing, type ScopeRefusal } from '../db/errors.js'
+import { isDataException, isDatabaseUnavailable, quotaRefusalOf, scopeRefusalOf, TenantContextMissing, type ScopeRefusal } from '../db/errors.js'
 import { AppError, type ErrorCode } from './errors.js'
 import { quotaExceeded } from './sms/daily-quota.js'
 
@@ -31,7 +31,8 @@ export function catalogErrorFor(error: unknown): AppError | null {
   const refusal = scopeRefusalOf(error)
   if (refusal) return refusalError(refusal)
   // The daily recipient quota, which a send's transaction checks last (on PostgreSQL, with its commit).
-  if (isQuotaExceeded(error)) return quotaExceeded()
+  const quota = quotaRefusalOf(error)
+  if (quota) return quotaExceeded(quota.secondsToNextDay)
   // Bad input the schemas let through; the transaction has rolled back, so the client gets a 400, not a 500.
   if (isDataException(error)) return new AppError('VALIDATION_FAILED', 'A value in the request is not acceptable.')
   // Unreachable, timed out or shutting down: nothing was committed, and the same request may be sent again.

@@ -78,7 +78,9 @@ export const EnvSchema = Type.Object({
   SVC_SMS_RETRY_BASE_SECONDS: Int(30, 1, 3600),
   SVC_SMS_PRICE_SMS: Int(20, 0, 100_000),
   SVC_SMS_PRICE_LMS: Int(50, 0, 100_000),
-  // Recipients accepted per tenant per UTC day (docs/api.md#daily-quota); 0 = unlimited.
+  // The tenant-facing calendar (IANA name): the day of the daily quota, the usage days, quiet hours.
+  SVC_TIME_ZONE: Type.String({ default: 'Asia/Seoul', minLength: 1 }),
+  // Recipients accepted per tenant per local day of SVC_TIME_ZONE (docs/api.md#daily-quota); 0 = unlimited.
   SVC_SMS_TENANT_DAILY_RECIPIENTS: Int(100_000, 0, 1_000_000_000),
   // How far ahead a send may be scheduled, in days (SCHEDULED_AT_TOO_FAR beyond it).
   SVC_SMS_MAX_SCHEDULE_DAYS: Int(90, 1, 3650),
@@ -242,6 +244,9 @@ function crossFieldProblems(env: Env): string[] {
       problems.push('SVC_JWT_KEYS: every key is verify-only (key_ops ["verify"]) and SVC_JWT_SECRET is unset: nothing would sign')
     }
   }
+  if (!isTimeZone(env.SVC_TIME_ZONE)) {
+    problems.push(`SVC_TIME_ZONE: not an IANA time zone name such as Asia/Seoul or UTC (got ${JSON.stringify(env.SVC_TIME_ZONE)})`)
+  }
   // The pattern admits digits; a sender must also be a Korean number the provider accepts, as tenants' numbers are.
   const systemSender = env.SVC_SMS_SYSTEM_SENDER
   const digitsOnly = typeof systemSender === 'string' && /^[0-9]{8,11}$/.test(systemSender)
@@ -254,6 +259,17 @@ function crossFieldProblems(env: Env): string[] {
     }
   }
   return problems
+}
+
+/** Whether Node's time zone data knows the name (PostgreSQL's, from the same IANA database, names the same zones). */
+function isTimeZone(name: unknown): boolean {
+  if (typeof name !== 'string') return false
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name })
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Reads `.env` from the working directory when present; real environment variables win. */

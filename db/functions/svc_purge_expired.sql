@@ -20,8 +20,10 @@ begin
   get diagnostics n = row_count; purged := purged + n;
   delete from idempotency_keys where expires_at < now();
   get diagnostics n = row_count; purged := purged + n;
-  -- Only the current UTC day's counter decides a send (db/repos/sms-quota.ts); earlier days are never read again.
-  delete from sms_daily_usage where day < (now() at time zone 'UTC')::date;
+  -- Only the current local day's counter decides a send (db/repos/sms-quota.ts). The local day of any time zone
+  -- (UTC-12 to UTC+14) is the UTC day, the one before or the one after, so what is older than yesterday in UTC is
+  -- no zone's today.
+  delete from sms_daily_usage where day < (now() at time zone 'UTC')::date - 1;
   get diagnostics n = row_count; purged := purged + n;
   return purged;
 end

@@ -6,7 +6,7 @@ import {
   type MessageRecord,
   type RecipientRecord,
 } from '../../db/repos/sms-messages.js'
-import { checkDailyRecipients, reserveDailyRecipients } from '../../db/repos/sms-quota.js'
+import { checkDailyRecipients, reserveDailyRecipients, type DailyQuota } from '../../db/repos/sms-quota.js'
 import type { StoredRecipient } from '../../db/schema.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import type { Env } from '../env.js'
@@ -17,8 +17,8 @@ import { estimateMessage, inferRecipientType } from './sizing.js'
 export interface SendSettings {
   provider: Env['SVC_SMS_PROVIDER']
   prices: { sms: number; lms: number }
-  /** Recipients per tenant per UTC day; 0 = unlimited. */
-  dailyRecipients: number
+  /** Recipients per tenant per local day (SVC_TIME_ZONE); limit 0 = unlimited. */
+  dailyQuota: DailyQuota
   /** Recipients of one send, after merging, that may share a phone number. */
   maxPerPhone: number
 }
@@ -27,7 +27,7 @@ export function sendSettings(env: Env): SendSettings {
   return {
     provider: env.SVC_SMS_PROVIDER,
     prices: { sms: env.SVC_SMS_PRICE_SMS, lms: env.SVC_SMS_PRICE_LMS },
-    dailyRecipients: env.SVC_SMS_TENANT_DAILY_RECIPIENTS,
+    dailyQuota: { limit: env.SVC_SMS_TENANT_DAILY_RECIPIENTS, timeZone: env.SVC_TIME_ZONE },
     maxPerPhone: env.SVC_SMS_MAX_PER_PHONE,
   }
 }
@@ -88,7 +88,7 @@ export async function createMessage(
     throw new AppError('TEMPLATE_NOT_FOUND', `No template ${draft.templateId} in this tenant.`)
   }
   const senderNumber = await senderNumberFor(trx, settings.provider)
-  await checkDailyRecipients(trx, draft.tenantId, recipients.length, settings.dailyRecipients)
+  await checkDailyRecipients(trx, draft.tenantId, recipients.length, settings.dailyQuota)
   const message = await insertMessage(trx, {
     tenantId: draft.tenantId,
     senderId: draft.senderId,
@@ -108,7 +108,7 @@ export async function createMessage(
   })
   await insertRecipients(trx, draft.tenantId, message.id, recipients)
   await alongside?.(message)
-  await reserveDailyRecipients(trx, draft.tenantId, recipients.length, settings.dailyRecipients)
+  await reserveDailyRecipients(trx, draft.tenantId, recipients.length, settings.dailyQuota)
   return {
     message,
     recipients: recipients.map((recipient, index) => ({ ...recipient, recipientIndex: index, deliveryStatus: 'PENDING' as const })),

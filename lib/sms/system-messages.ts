@@ -81,7 +81,7 @@ export async function enqueueSystemSms(trx: TenantTx, settings: SystemSmsSetting
   const phone = normalizePhone(sms.to)
   if (phone === null) throw new AppError('INVALID_PHONE_NUMBER', 'The recipient is not a valid phone number.')
   const senderNumber = await senderNumberFor(trx, settings)
-  await checkDailyRecipients(trx, sms.tenantId, 1, settings.dailyRecipients)
+  await checkDailyRecipients(trx, sms.tenantId, 1, settings.dailyQuota)
   const id = await insertSystemMessage(trx, {
     tenantId: sms.tenantId,
     kind: sms.kind,
@@ -95,6 +95,6 @@ export async function enqueueSystemSms(trx: TenantTx, settings: SystemSmsSetting
     provider: settings.provider,
     discardAfter: sms.expiresAt ?? null,
   })
-  await reserveDailyRecipients(trx, sms.tenantId, 1, settings.dailyRecipients)
+  await reserveDailyRecipients(trx, sms.tenantId, 1, settings.dailyQuota)
   return id
 }

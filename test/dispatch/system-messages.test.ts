@@ -170,12 +170,12 @@ describe('system messages (one-time codes) through the outbox', () => {
 
   it("counts one recipient against the tenant's daily quota; at the quota it is refused as a send is, storing nothing", async () => {
     const tenant = await insertTenantAndSender(bed.iso.owner)
-    await enqueue(tenant, { to: '01022223333', text: 'code 1' }, { dailyRecipients: 2 })
+    await enqueue(tenant, { to: '01022223333', text: 'code 1' }, { dailyQuota: { limit: 2, timeZone: 'Asia/Seoul' } })
     const usage = await bed.iso.owner.selectFrom('smsDailyUsage').select('recipients').where('tenantId', '=', tenant.tenantId).executeTakeFirst()
     expect(usage).toEqual({ recipients: 1 })
-    await enqueue(tenant, { to: '01022223333', text: 'code 2' }, { dailyRecipients: 2 })
+    await enqueue(tenant, { to: '01022223333', text: 'code 2' }, { dailyQuota: { limit: 2, timeZone: 'Asia/Seoul' } })
 
-    const refused = await enqueue(tenant, { to: '01022223333', text: 'code 3' }, { dailyRecipients: 2 }).catch((error: unknown) => error)
+    const refused = await enqueue(tenant, { to: '01022223333', text: 'code 3' }, { dailyQuota: { limit: 2, timeZone: 'Asia/Seoul' } }).catch((error: unknown) => error)
     expect(catalogErrorFor(refused)).toMatchObject({ code: 'SMS_QUOTA_EXCEEDED', status: 429 })
     const stored = await bed.iso.owner.selectFrom('smsMessages').select('content').where('tenantId', '=', tenant.tenantId).orderBy('id').execute()
     expect(stored.map((row) => row.content)).toEqual(['code 1', 'code 2'])

@@ -55,6 +55,14 @@ describe('configuration', () => {
     expect(problems.join('\n')).not.toMatch(/hunter2|owner-password/)
   })
 
+  it('takes an IANA time zone for SVC_TIME_ZONE (default Asia/Seoul) and refuses a name no time zone has', () => {
+    expect(loadEnv({}).SVC_TIME_ZONE).toBe('Asia/Seoul')
+    expect(loadEnv({ SVC_TIME_ZONE: 'America/New_York' }).SVC_TIME_ZONE).toBe('America/New_York')
+    expect(configProblems({ SVC_TIME_ZONE: 'Mars/Olympus_Mons' })).toEqual([
+      'SVC_TIME_ZONE: not an IANA time zone name such as Asia/Seoul or UTC (got "Mars/Olympus_Mons")',
+    ])
+  })
+
   it('accepts enumerated settings of an earlier deployment in any case', () => {
     const env = loadEnv({
       NODE_ENV: 'Production',

@@ -58,7 +58,7 @@ describe('tenant transaction plugin', () => {
           .insertInto('users')
           .values({ tenantId: request.tenantId!, userLoginId: loginId, passwordHash: 'x', name: 'n', role: 'STUDENT', avatarSeed: 's', updatedAt: new Date() })
           .execute()
-        await reserveDailyRecipients(request.db, request.tenantId!, 3, 1)
+        await reserveDailyRecipients(request.db, request.tenantId!, 3, { limit: 1, timeZone: 'UTC' })
         return reply.code(201).send({ ok: true })
       })
       test.get('/test/no-tenant-route', { config: { access: 'public' } }, async (request) => {

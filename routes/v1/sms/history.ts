@@ -106,7 +106,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       }
       const cancelledRecipients = await cancelPendingRecipients(request.db, cancelled.id)
       // Cancelling gives the recipients back to the day the message was accepted on.
-      await releaseDailyRecipients(request.db, request.caller.tenantId, cancelled.createdAt, cancelledRecipients)
+      const accepted = { at: cancelled.createdAt, timeZone: app.env.SVC_TIME_ZONE }
+      await releaseDailyRecipients(request.db, request.caller.tenantId, accepted, cancelledRecipients)
       return toMessageResponse(cancelled, await listRecipients(request.db, cancelled.id))
     },
   )

@@ -2,20 +2,25 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { owner, type TenantRow } from '../../fixtures.js'
 import { until } from '../../auth-fixtures.js'
-import { itConcurrent, itPostgres, useTestApp } from '../../helper.js'
+import { buildTestApp, itConcurrent, itPostgres, useTestApp } from '../../helper.js'
 import { blockedBy, holdLocks } from '../../lock-holder.js'
 import { createClass, enrol, keyRows, messageRows, minutesFromNow, newKey, post, recipientRows, recipients, send } from '../../sms-send-fixtures.js'
 import { academy, type Actor } from '../../staff-fixtures.js'
 
-const secondsToNextUtcDay = () => {
+// Asia/Seoul (the default SVC_TIME_ZONE) is UTC+9 all year: its midnight is 15:00 UTC.
+const secondsToNextSeoulDay = () => {
   const now = new Date()
-  return (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000
+  const todayAt15 = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), 15)
+  return ((todayAt15 > now.getTime() ? todayAt15 : todayAt15 + 86_400_000) - now.getTime()) / 1000
 }
+
+/** A time zone whose date differs from the UTC date right now (one of the two always does). */
+const zoneOnAnotherDate = () => (new Date().getUTCHours() >= 12 ? 'Pacific/Kiritimati' : 'Etc/GMT+12')
 
 describe('per-tenant daily recipient quota', () => {
   const app = useTestApp({ SVC_SMS_TENANT_DAILY_RECIPIENTS: '5' })
 
-  it('answers 429 SMS_QUOTA_EXCEEDED with Retry-After to the next UTC day beyond the quota, and creates nothing', async () => {
+  it('answers 429 SMS_QUOTA_EXCEEDED with Retry-After to the next local midnight (SVC_TIME_ZONE) beyond the quota, and creates nothing', async () => {
     const { tenant, owner: sender } = await academy(app.current)
     expect((await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })).statusCode).toBe(201)
     const refused = await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })
@@ -23,7 +28,7 @@ describe('per-tenant daily recipient quota', () => {
     expect(refused.json().code).toBe('SMS_QUOTA_EXCEEDED')
     const retryAfter = Number(refused.headers['retry-after'])
     expect(retryAfter).toBeGreaterThan(0)
-    expect(Math.abs(retryAfter - secondsToNextUtcDay())).toBeLessThan(5)
+    expect(Math.abs(retryAfter - secondsToNextSeoulDay())).toBeLessThan(5)
     expect(await messageRows(tenant)).toHaveLength(1)
     // Exactly up to the quota still goes.
     expect((await send(app.current, sender, { recipients: recipients(2), title: 'T', content: 'Hi' })).statusCode).toBe(201)
@@ -55,22 +60,47 @@ describe('per-tenant daily recipient quota', () => {
     expect((await send(app.current, sender, { recipients: recipients(5), title: 'T', content: 'Hi' })).statusCode).toBe(201)
   })
 
-  it('is forgotten for past days by the minute purge, while today\'s count still holds', async () => {
+  it('is forgotten by the minute purge once older than the UTC day before (no zone\'s today), while today\'s count still holds', async () => {
     const { tenant, owner: sender } = await academy(app.current)
     expect((await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })).statusCode).toBe(201)
     await sql`
       insert into sms_daily_usage (tenant_id, day, recipients)
-      select ${tenant.id}, (now() at time zone 'UTC')::date - back, 5 from generate_series(1, 3) as back`.execute(owner())
+      select ${tenant.id}, (now() at time zone 'UTC')::date - back, 5 from generate_series(1, 3) as back
+      on conflict do nothing`.execute(owner())
     const days = () =>
       sql<{ back: number; recipients: number }>`
         select (now() at time zone 'UTC')::date - day as back, recipients from sms_daily_usage
         where tenant_id = ${tenant.id} order by day desc`
         .execute(owner())
         .then(({ rows }) => rows)
-    expect(await days()).toEqual([{ back: 0, recipients: 3 }, { back: 1, recipients: 5 }, { back: 2, recipients: 5 }, { back: 3, recipients: 5 }])
-    expect(await app.current.purgeExpired()).toBeGreaterThanOrEqual(3)
-    expect(await days()).toEqual([{ back: 0, recipients: 3 }])
+    // Today in Seoul is the UTC date or the one after it.
+    const today = (await days())[0]!
+    expect([0, -1]).toContain(today.back)
+    expect(today.recipients).toBe(3)
+    expect(await app.current.purgeExpired()).toBeGreaterThanOrEqual(2)
+    expect(await days()).toEqual([today, { back: 1, recipients: 5 }])
     expect((await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })).statusCode).toBe(429)
+  })
+
+  it('counts on the local day of SVC_TIME_ZONE: a full counter of another date does not refuse a send', async () => {
+    const zone = zoneOnAnotherDate()
+    const local = await buildTestApp({ SVC_SMS_TENANT_DAILY_RECIPIENTS: '5', SVC_TIME_ZONE: zone })
+    const utc = await buildTestApp({ SVC_SMS_TENANT_DAILY_RECIPIENTS: '5', SVC_TIME_ZONE: 'UTC' })
+    try {
+      const { tenant, owner: sender } = await academy(local)
+      await sql`insert into sms_daily_usage (tenant_id, day, recipients)
+        values (${tenant.id}, (now() at time zone 'UTC')::date, 5)`.execute(owner())
+      // The counter of the UTC date is full: on UTC days the tenant is done for today ...
+      expect((await send(utc, sender, { recipients: recipients(1), title: 'T', content: 'Hi' })).statusCode).toBe(429)
+      // ... but where the local date is another one, that counter is not today's.
+      expect((await send(local, sender, { recipients: recipients(5), title: 'T', content: 'Hi' })).statusCode).toBe(201)
+      const { rows } = await sql<{ day: string; recipients: number }>`
+        select to_char(day, 'YYYY-MM-DD') as day, recipients from sms_daily_usage where tenant_id = ${tenant.id} order by day`.execute(owner())
+      const localDate = new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(new Date())
+      expect(rows.find((row) => row.day === localDate)).toEqual({ day: localDate, recipients: 5 })
+    } finally {
+      await Promise.all([local.close(), utc.close()])
+    }
   })
 
   itConcurrent('never accepts more than the quota under concurrent sends', async () => {
