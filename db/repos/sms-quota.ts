@@ -20,7 +20,7 @@ export async function checkDailyRecipients(trx: TenantTx, tenantId: number, coun
   if (quota.limit === 0) return
   await executeHeld(
     trx,
-    sql`select svc_check_daily_recipients(${tenantId}::bigint, ${count}::int, ${quota.limit}::int, ${quota.timeZone}::text)`,
+    sql`select svc_check_daily_quota(${tenantId}::bigint, ${count}::int, ${quota.limit}::int, ${quota.timeZone}::text)`,
   )
 }
 
@@ -28,12 +28,12 @@ export async function checkDailyRecipients(trx: TenantTx, tenantId: number, coun
  * Adds `count` recipients to the tenant's counter for the current local day if that stays within the limit (0: no
  * limit), else the transaction fails with SV020 (its DETAIL: seconds to the next local midnight). Locks the counter row until the transaction ends: send it as the
  * transaction's last statement, so that it travels with the commit and other sends of the tenant never wait for a
- * transaction still at work (db/functions/svc_reserve_daily_recipients.sql).
+ * transaction still at work (db/functions/svc_reserve_daily_quota.sql).
  */
 export async function reserveDailyRecipients(trx: TenantTx, tenantId: number, count: number, quota: DailyQuota): Promise<void> {
   await executeHeld(
     trx,
-    sql`select svc_reserve_daily_recipients(${tenantId}::bigint, ${count}::int, ${quota.limit}::int, ${quota.timeZone}::text)`,
+    sql`select svc_reserve_daily_quota(${tenantId}::bigint, ${count}::int, ${quota.limit}::int, ${quota.timeZone}::text)`,
   )
 }
 
