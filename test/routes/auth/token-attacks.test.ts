@@ -214,6 +214,18 @@ describe.each(SIGNING_ALGORITHMS)('token attacks on a service whose key set sign
       await expectForgeryRefused(app, victim, (claims) => signWith(privateKeyOf(attackers[alg]), { alg, kid, typ: 'JWT' }, claims))
     })
 
+    // The real private key, another algorithm of its family: only the algorithm written on the key is admitted.
+    it.each([
+      ['RS256', 'PS256'],
+      ['RS256', 'RS384'],
+      ['RS256', 'RS512'],
+      ['HS256', 'HS384'],
+      ['HS256', 'HS512'],
+    ] as const)('refuses a token under the real %s kid signed by that very key with %s', async (keyAlg, tokenAlg) => {
+      const key = keyOf(keyAlg)
+      await expectForgeryRefused(app, victim, (claims) => signWith(privateKeyOf(key), { alg: tokenAlg, kid: key.kid, typ: 'JWT' }, claims))
+    })
+
     it('refuses a kid-less token signed by its first key with that key\'s algorithm, though the secret is set', async () => {
       await expectForgeryRefused(app, victim, (claims) => signWith(privateKeyOf(first()), { alg: firstAlg, typ: 'JWT' }, claims))
     })
