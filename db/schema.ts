@@ -26,6 +26,8 @@ export interface TenantsTable {
   businessRegistrationNumber: string | null
   status: ColumnType<TenantStatus, TenantStatus | undefined, TenantStatus>
   onboardingCompletedAt: NullableTimestamp
+  /** The tenant's own daily recipient quota (npm run tenant:quota); null: SVC_SMS_TENANT_DAILY_RECIPIENTS; 0: none. */
+  dailyRecipientQuota: ColumnType<number | null, number | null | undefined, number | null>
   createdAt: Generated<Date>
   updatedAt: DefaultedTimestamp
 }

@@ -23,6 +23,7 @@ import * as currentUserFunction from './2026-11-23T08-00-00-current-user-functio
 import * as systemMessages from './2026-11-26T00-00-00-system-messages.js'
 import * as userLoginFailures from './2026-11-26T01-00-00-user-login-failures.js'
 import * as runtimeGrants from './2026-11-26T02-00-00-runtime-grants.js'
+import * as tenantDailyQuota from './2026-11-26T03-00-00-tenant-daily-quota.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T00-00-00-system-messages': systemMessages,
   '2026-11-26T01-00-00-user-login-failures': userLoginFailures,
   '2026-11-26T02-00-00-runtime-grants': runtimeGrants,
+  '2026-11-26T03-00-00-tenant-daily-quota': tenantDailyQuota,
 }

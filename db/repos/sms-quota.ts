@@ -6,7 +6,10 @@ import type { TenantTx } from '../tenant-transaction.js'
 // driver holds them back and writes them with the transaction's next statement (executeHeld): neither costs a
 // round trip.
 
-/** A tenant's daily recipient quota: `limit` recipients (0: no limit) per local day of `timeZone` (SVC_TIME_ZONE). */
+/**
+ * The daily recipient quota: `limit` recipients (SVC_SMS_TENANT_DAILY_RECIPIENTS; 0: no limit) per local day of
+ * `timeZone` (SVC_TIME_ZONE), unless the tenant has its own (tenants.daily_recipient_quota, npm run tenant:quota).
+ */
 export interface DailyQuota {
   limit: number
   timeZone: string
@@ -17,7 +20,6 @@ export interface DailyQuota {
  * the current local day. Locks nothing; `reserveDailyRecipients` decides.
  */
 export async function checkDailyRecipients(trx: TenantTx, tenantId: number, count: number, quota: DailyQuota): Promise<void> {
-  if (quota.limit === 0) return
   await executeHeld(
     trx,
     sql`select svc_check_daily_quota(${tenantId}::bigint, ${count}::int, ${quota.limit}::int, ${quota.timeZone}::text)`,
