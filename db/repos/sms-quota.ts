@@ -20,6 +20,9 @@ export interface DailyQuota {
  * the current local day. Locks nothing; `reserveDailyRecipients` decides.
  */
 export async function checkDailyRecipients(trx: TenantTx, tenantId: number, count: number, quota: DailyQuota): Promise<void> {
+  // With no service-wide limit the early check is skipped: a tenant's own quota is still enforced by the reservation
+  // at commit, which is what decides; this check only spares a send the work of writing itself.
+  if (quota.limit === 0) return
   await executeHeld(
     trx,
     sql`select svc_check_daily_quota(${tenantId}::bigint, ${count}::int, ${quota.limit}::int, ${quota.timeZone}::text)`,

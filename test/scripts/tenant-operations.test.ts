@@ -3,8 +3,8 @@ import { describe, expect, inject, it } from 'vitest'
 import { runScriptSource } from '../child-processes.js'
 import { expectProblem } from '../auth-fixtures.js'
 import { owner } from '../fixtures.js'
-import { describePostgres, useTestApp } from '../helper.js'
-import { recipients, send } from '../sms-send-fixtures.js'
+import { buildTestApp, describePostgres, useTestApp } from '../helper.js'
+import { messageRows, recipients, send } from '../sms-send-fixtures.js'
 import { academy } from '../staff-fixtures.js'
 
 /**
@@ -49,6 +49,19 @@ describePostgres('npm run tenant:quota and tenant:status', () => {
       expect(await quotaOf(tenant.id)).toBeNull()
       // Today's 8 recipients already pass the default of 5.
       expectProblem(await send(app.current, sender, { recipients: recipients(1), title: 'T', content: 'Hi' }), 429, 'SMS_QUOTA_EXCEEDED')
+    }, 60_000)
+
+    it('holds a tenant to its own quota where the service has none (the reservation at commit refuses it)', async () => {
+      const unlimited = await buildTestApp({ SVC_SMS_TENANT_DAILY_RECIPIENTS: '0' })
+      try {
+        const { tenant, owner: sender } = await academy(unlimited)
+        expect((await script('tenant-quota', [tenant.slug, '2'])).code).toBe(0)
+        expectProblem(await send(unlimited, sender, { recipients: recipients(3), title: 'T', content: 'Hi' }), 429, 'SMS_QUOTA_EXCEEDED')
+        expect(await messageRows(tenant)).toHaveLength(0)
+        expect((await send(unlimited, sender, { recipients: recipients(2), title: 'T', content: 'Hi' })).statusCode).toBe(201)
+      } finally {
+        await unlimited.close()
+      }
     }, 60_000)
 
     it.each([['-1'], ['1.5'], ['ten'], ['1e3'], ['1000000001'], ['']])('refuses the quota %j with exit 1 and changes nothing', async (value) => {
