@@ -134,7 +134,7 @@ interface Operation {
 }
 
 /**
- * µs of CPU per operation (process.cpuUsage: user and system time of the whole harness process, so work jose or
+ * µs of CPU per operation (process.cpuUsage: user and system time of the whole harness process, so work the library or
  * Node leaves to other threads counts too), sequential awaits, after a warm-up; the operations are measured in
  * turns, round 1 of each, round 2 of each, ..., and each figure is the median of its rounds.
  */
