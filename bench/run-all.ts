@@ -12,6 +12,7 @@ import { serverVersion } from './lib/database.js'
 import { log } from './lib/load.js'
 import { printTables, resultsMarkdown } from './lib/report.js'
 import { measuredBuild, REPO_ROOT } from './lib/service.js'
+import { auditCost } from './scenarios/audit-cost.js'
 import { dispatch } from './scenarios/dispatch.js'
 import { history } from './scenarios/history.js'
 import { login } from './scenarios/login.js'
@@ -21,6 +22,7 @@ import { pooler } from './scenarios/pooler.js'
 import { refresh } from './scenarios/refresh.js'
 import { send10k } from './scenarios/send-10k.js'
 import { signingKeys } from './scenarios/signing-keys.js'
+import { usage } from './scenarios/usage.js'
 
 const SCENARIOS: [string, Scenario][] = [
   ['me', me],
@@ -28,10 +30,12 @@ const SCENARIOS: [string, Scenario][] = [
   ['refresh', refresh],
   ['signing-keys', signingKeys],
   ['history', history],
+  ['usage', usage],
   ['send-10k', send10k],
   ['dispatch', dispatch],
   ['pooler', pooler],
   ['memory', memory],
+  ['audit-cost', auditCost],
 ]
 
 async function machineFacts(): Promise<string[]> {

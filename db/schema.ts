@@ -5,6 +5,7 @@
  * `npx vitest run --project fast test/db/schema-matches-database.test.ts`.
  */
 import type { ColumnType, Generated } from 'kysely'
+import type { AuditEventType, AuditTargetType } from '../lib/audit/event-types.js'
 
 /** Timestamps are written as Date or string and always read back as Date. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>
@@ -264,6 +265,46 @@ export interface SmsDailyUsageTable {
   updatedAt: Generated<Date>
 }
 
+/** The usage report's figures, as sms_usage, sms_usage_days and sms_usage_changes carry them (db/repos/sms-usage.ts). */
+export interface SmsUsageFigures {
+  messages: Generated<number>
+  recipients: Generated<number>
+  sms: Generated<number>
+  lms: Generated<number>
+  segments: Generated<number>
+  estimatedCost: Generated<number>
+  delivered: Generated<number>
+  failed: Generated<number>
+  optedOut: Generated<number>
+  verificationCodes: Generated<number>
+}
+
+/** Usage totals per tenant and 15-minute UTC bucket of acceptance, written only by the minute roll-up (RLS). */
+export interface SmsUsageTable extends SmsUsageFigures {
+  tenantId: number
+  bucket: Timestamp
+}
+
+/** The same totals per tenant and local day of the zone sms_usage_zones names, written only by the roll-up (RLS). */
+export interface SmsUsageDaysTable extends SmsUsageFigures {
+  tenantId: number
+  timeZone: string
+  day: ColumnType<Date, string, string>
+}
+
+/** The zone whose local days sms_usage_days holds (at most one row): no tenant, no RLS; written only by the roll-up. */
+export interface SmsUsageZonesTable {
+  timeZone: string
+  readyAt: Generated<Date>
+}
+
+/** Usage deltas journaled by triggers on sms_messages, until the minute roll-up moves them into sms_usage (RLS). */
+export interface SmsUsageChangesTable extends SmsUsageFigures {
+  id: Generated<number>
+  tenantId: number
+  bucket: Timestamp
+}
+
 export interface ClassesTable {
   id: Generated<number>
   tenantId: number
@@ -301,6 +342,20 @@ export interface SmsMessageCountsTable {
   messages: number
 }
 
+/** The academy's audit log (lib/audit): insert and select only for the runtime role. */
+export interface AuditEventsTable {
+  tenantId: number
+  id: Generated<number>
+  type: AuditEventType
+  occurredAt: DefaultedTimestamp
+  actorId: number | null
+  targetType: AuditTargetType | null
+  targetId: string | null
+  ipAddress: string | null
+  requestId: string | null
+  details: ColumnType<Record<string, unknown>, string | undefined, never>
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -323,4 +378,9 @@ export interface DB {
   idempotencyKeys: IdempotencyKeysTable
   smsMessageCounts: SmsMessageCountsTable
   smsDailyUsage: SmsDailyUsageTable
+  smsUsage: SmsUsageTable
+  smsUsageDays: SmsUsageDaysTable
+  smsUsageZones: SmsUsageZonesTable
+  smsUsageChanges: SmsUsageChangesTable
+  auditEvents: AuditEventsTable
 }

@@ -86,6 +86,8 @@ export const EnvSchema = Type.Object({
   SVC_SMS_MAX_SCHEDULE_DAYS: Int(90, 1, 3650),
   // Recipients of one send (after merging) that may share a phone number (TOO_MANY_FOR_ONE_PHONE beyond it).
   SVC_SMS_MAX_PER_PHONE: Int(5, 1, 10_000),
+  // Days the audit log keeps an event (GET /v1/audit-events); 0 keeps every event.
+  SVC_AUDIT_RETENTION_DAYS: Int(400, 0, 36_500),
   // The number system messages (one-time codes) are sent from, national digits; unset: the tenant's APPROVED number.
   SVC_SMS_SYSTEM_SENDER: Type.Optional(Type.String({ pattern: '^[0-9]{8,11}$' })),
   SVC_LOGIN_MAX_FAILURES: Int(5, 1, 1000),

@@ -1,29 +1,54 @@
 import fp from 'fastify-plugin'
 import { sql } from 'kysely'
 import cron from 'node-cron'
+import { rollUpSmsUsage } from '../db/repos/sms-usage.js'
 import { purgeUsedSignatures } from '../db/repos/used-internal-signatures.js'
 
 // Once a minute is plenty: expired rows are already ignored by every read, this only keeps tables small.
 const PURGE_SCHEDULE = '0 * * * * *'
+// Audit events past retention are removed this many per statement (short locks, bounded WAL per transaction), and
+// at most this many statements a minute: a backlog (retention shortened, a long stop) drains over a few minutes.
+const AUDIT_PURGE_BATCH = 5000
+const AUDIT_PURGE_BATCHES_PER_RUN = 20
 
 declare module 'fastify' {
   interface FastifyInstance {
     /**
-     * Deletes expired revocations, blacklist entries, sessions, lockouts, rate windows and used internal signatures;
-     * returns the count.
+     * Deletes expired revocations, blacklist entries, sessions, lockouts, rate windows, used internal signatures and
+     * audit events past SVC_AUDIT_RETENTION_DAYS; returns the count.
      */
     purgeExpired(): Promise<number>
+    /**
+     * Moves the pending usage deltas into the usage totals, per bucket and per local day of SVC_TIME_ZONE
+     * (db/repos/sms-usage.ts); returns how many it moved.
+     */
+    rollUpSmsUsage(): Promise<number>
   }
 }
 
 export default fp(
   async (app) => {
+    const purgeAuditEvents = async () => {
+      let purged = 0
+      for (let batch = 0; batch < AUDIT_PURGE_BATCHES_PER_RUN; batch++) {
+        const { rows } = await sql<{ purged: number }>`
+          select svc_purge_audit_events(${app.env.SVC_AUDIT_RETENTION_DAYS}::int, ${AUDIT_PURGE_BATCH}::int) as purged`.execute(app.db)
+        const removed = rows[0]?.purged ?? 0
+        purged += removed
+        if (removed < AUDIT_PURGE_BATCH) break
+      }
+      return purged
+    }
     const purgeExpired = async () => {
       const { rows } = await sql<{ purged: number }>`select svc_purge_expired() as purged`.execute(app.db)
       // Its own statement (no RLS, nothing to hide from the runtime role): svc_purge_expired stays as it is.
-      return (rows[0]?.purged ?? 0) + (await purgeUsedSignatures(app.db))
+      return (rows[0]?.purged ?? 0) + (await purgeUsedSignatures(app.db)) + (await purgeAuditEvents())
     }
     app.decorate('purgeExpired', purgeExpired)
+    // Every instance must run with the same SVC_TIME_ZONE: the days are kept for one zone, and a roll-up in another
+    // rebuilds them all.
+    const rollUpUsage = () => rollUpSmsUsage(app.db, app.env.SVC_TIME_ZONE)
+    app.decorate('rollUpSmsUsage', rollUpUsage)
     const task = cron.schedule(
       PURGE_SCHEDULE,
       async () => {
@@ -32,6 +57,13 @@ export default fp(
           if (purged > 0) app.log.debug({ purged }, 'purged expired rows')
         } catch (error) {
           app.log.warn({ err: error }, 'purge of expired rows failed')
+        }
+        // Apart from the purge: either may fail without holding up the other. Reports read the pending deltas
+        // too, so a missed minute only leaves the journal longer.
+        try {
+          await rollUpUsage()
+        } catch (error) {
+          app.log.warn({ err: error }, 'roll-up of SMS usage failed')
         }
       },
       { name: 'purge-expired', noOverlap: true, unref: true },

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { auditOriginOf } from '../lib/audit/origin.js'
 import { provePasswordChange, type ProvenPasswordChange } from '../lib/auth/change-password.js'
 import { AppError } from '../lib/errors.js'
 
@@ -41,7 +42,8 @@ export default fp(
         const { tenantId, userId } = request.caller
         const passwords = request.body as { currentPassword: string; newPassword: string }
         const caller = { tenantId, userId, accessJti: request.accessJti }
-        ;(request as WithProven)[kProven] = await provePasswordChange({ db: app.db, env: app.env }, caller, passwords)
+        const origin = auditOriginOf(request, userId)
+        ;(request as WithProven)[kProven] = await provePasswordChange({ db: app.db, env: app.env }, caller, passwords, origin)
         return 'continue'
       },
     })

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { openPostgres, type DriverMode } from '../db/database.js'
 import { openEmbedded } from '../db/embedded.js'
 import { loadEnv } from '../lib/env.js'
+import { findSecrets, type ScannedEvent } from './audit/secret-scan.js'
 import { withDatabase } from './database-url.js'
 import { ensureRuntimeLoginRole, runtimeUrl } from './runtime-role.js'
 
@@ -112,11 +113,37 @@ async function setupPostgres(project: TestProject, server: Extract<Backend, { ki
   project.provide('embeddedRoot', '')
 
   return async () => {
-    const cleanup = new pg.Client({ connectionString: server.url })
-    await cleanup.connect()
-    await cleanup.query(`drop database if exists ${name} with (force)`)
-    await cleanup.end()
-    await server.stop?.()
+    try {
+      // Before the database goes: every audit event the run wrote, scanned for what must never be in one.
+      await refuseSecretsInAuditEvents(url)
+    } finally {
+      const cleanup = new pg.Client({ connectionString: server.url })
+      await cleanup.connect()
+      await cleanup.query(`drop database if exists ${name} with (force)`)
+      await cleanup.end()
+      await server.stop?.()
+    }
+  }
+}
+
+/**
+ * Fails the run when any audit event the suite wrote carries something that looks like a password, code, token,
+ * secret or whole phone number (test/audit/secret-scan.ts), naming each event.
+ */
+async function refuseSecretsInAuditEvents(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<ScannedEvent>('select id, type, target_id as "targetId", details from audit_events')
+    const found = findSecrets(rows)
+    console.log(`[tests] scanned ${rows.length} audit events for secrets: ${found.length === 0 ? 'none' : found.length}`)
+    if (found.length > 0) {
+      // Vitest prints an error thrown by a global teardown but still exits 0: the exit code is set here too.
+      process.exitCode = 1
+      throw new Error(`audit events carry secrets:\n${found.join('\n')}`)
+    }
+  } finally {
+    await client.end()
   }
 }
 

@@ -30,7 +30,7 @@ import { sendRequests } from './send-10k.js'
 
 const SEND_RECIPIENTS = 10
 
-interface Side {
+export interface Side {
   label: 'base' | 'head'
   /** What was built, for the printout: ref, commit and subject, or the working tree. */
   describe: string
@@ -38,7 +38,7 @@ interface Side {
   build: string
 }
 
-interface HttpLoad {
+export interface HttpLoad {
   key: string
   name: string
   env?: Record<string, string>
@@ -46,7 +46,7 @@ interface HttpLoad {
   requests: (service: RunningProcess, tenant: SeededTenant) => Promise<NonNullable<TurnInstance['requests']>>
 }
 
-const HTTP_LOADS: HttpLoad[] = [
+export const HTTP_LOADS: HttpLoad[] = [
   { key: 'me', name: 'GET /v1/me', requests: async (service, tenant) => meRequests(await loginStaff(service.url, tenant)) },
   { key: 'login', name: 'POST /v1/login', requests: async (_service, tenant) => loginRequests(tenant) },
   // Fresh logins before every run: a chain a stopped run left one token behind would be refused as reuse.
@@ -71,7 +71,7 @@ interface RunFigure {
   noisy: boolean
 }
 
-interface ComparedRow {
+export interface ComparedRow {
   load: string
   unit: string
   base: number
@@ -155,7 +155,7 @@ function comparedHttp(name: string, base: Measurement, head: Measurement): Compa
   }
 }
 
-async function compareHttp(ctx: BenchContext, [base, head]: [Side, Side], load: HttpLoad): Promise<ComparedRow> {
+export async function compareHttp(ctx: BenchContext, [base, head]: [Side, Side], load: HttpLoad): Promise<ComparedRow> {
   heading(`compare: ${load.name}`)
   const [baseFigure, headFigure] = await withSideInstance(ctx, base, load, (baseInstance) =>
     withSideInstance(ctx, head, load, (headInstance) => measureInTurns(ctx, 'compare', load.name, [baseInstance, headInstance])),

@@ -24,6 +24,9 @@ import * as systemMessages from './2026-11-26T00-00-00-system-messages.js'
 import * as userLoginFailures from './2026-11-26T01-00-00-user-login-failures.js'
 import * as runtimeGrants from './2026-11-26T02-00-00-runtime-grants.js'
 import * as tenantDailyQuota from './2026-11-26T03-00-00-tenant-daily-quota.js'
+import * as auditEvents from './2026-11-26T04-00-00-audit-events.js'
+import * as smsUsage from './2026-11-26T04-10-00-sms-usage.js'
+import * as ownerMaintenancePolicy from './2026-11-26T04-20-00-owner-maintenance-policy.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -55,4 +58,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T01-00-00-user-login-failures': userLoginFailures,
   '2026-11-26T02-00-00-runtime-grants': runtimeGrants,
   '2026-11-26T03-00-00-tenant-daily-quota': tenantDailyQuota,
+  '2026-11-26T04-00-00-audit-events': auditEvents,
+  '2026-11-26T04-10-00-sms-usage': smsUsage,
+  '2026-11-26T04-20-00-owner-maintenance-policy': ownerMaintenancePolicy,
 }

@@ -19,17 +19,25 @@ export async function recordLoginFailure(
     where scope = ${key.scope} and login_id = ${key.loginId} and failures >= ${maxFailures} and locked_until is null`.execute(db)
 }
 
-/** recordLoginFailure for a known user's own counter. */
+/** A lock a failure started: until when, after how many failures. */
+export interface StartedLock {
+  lockedUntil: Date
+  failures: number
+}
+
+/** recordLoginFailure for a known user's own counter; the lock when this failure started it, else undefined. */
 export async function recordUserLoginFailure(
   trx: TenantTx,
   key: UserKey,
   maxFailures: number,
   lockSeconds: number,
-): Promise<void> {
-  await sql`
+): Promise<StartedLock | undefined> {
+  const { rows } = await sql<StartedLock>`
     update user_login_failures set locked_until = now() + make_interval(secs => ${lockSeconds}), updated_at = now()
     where tenant_id = ${key.tenantId} and user_id = ${key.userId} and failures >= ${maxFailures}
-      and locked_until is null`.execute(trx)
+      and locked_until is null
+    returning locked_until, failures`.execute(trx)
+  return rows[0]
 }
 
 /** Forgives a user's failed attempts once the user has proven the password. */

@@ -75,12 +75,16 @@ export function updateTemplate(
     .executeTakeFirst()
 }
 
-export async function deleteTemplate(trx: TenantTx, id: number, editor: TemplateEditor): Promise<boolean> {
-  const deleted = await trx
+/** The deleted template's id and name (what the audit log keeps of it); undefined when nothing was deleted. */
+export function deleteTemplate(
+  trx: TenantTx,
+  id: number,
+  editor: TemplateEditor,
+): Promise<Pick<TemplateRecord, 'id' | 'name'> | undefined> {
+  return trx
     .deleteFrom('smsTemplates')
     .where('id', '=', id)
     .$if(!editor.anyTemplate, (query) => query.where('createdBy', '=', editor.userId))
-    .returning('id')
+    .returning(['id', 'name'])
     .executeTakeFirst()
-  return deleted !== undefined
 }

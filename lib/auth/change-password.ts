@@ -5,6 +5,7 @@ import { revokeSessions } from '../../db/repos/sessions.js'
 import { findCredentialsById } from '../../db/repos/users.js'
 import type { DB } from '../../db/schema.js'
 import { type TenantTx, withRequestTransaction } from '../../db/tenant-transaction.js'
+import type { AuditOrigin } from '../audit/record.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
 import { currentUserMissing } from './current-user.js'
@@ -31,12 +32,14 @@ export interface PasswordChangeCaller {
  * The current password proves the caller (AUTH_013), and checking it is a login attempt of the user: it is counted
  * on the user's login-failure key first (one short transaction, with the access token's checks), so a locked user
  * gets AUTH_018 here as at login, a wrong one counts towards the user's lockout, and a right one forgives earlier
- * failures. Then the new password must meet the policy (AUTH_012) and is hashed.
+ * failures. Then the new password must meet the policy (AUTH_012) and is hashed. A wrong one is audited with the
+ * failure's count, as the caller's (`origin`) LOGIN_FAILED (WRONG_CURRENT_PASSWORD), and LOGIN_LOCKED if it locks.
  */
 export async function provePasswordChange(
   deps: { db: Kysely<DB>; env: Env },
   caller: PasswordChangeCaller,
   passwords: { currentPassword: string; newPassword: string },
+  origin: AuditOrigin,
 ): Promise<ProvenPasswordChange> {
   const { db, env } = deps
   const key: UserKey = { tenantId: caller.tenantId, userId: caller.userId }
@@ -50,7 +53,7 @@ export async function provePasswordChange(
   ).then((admitted) => admitted.found)
 
   if (!(await verifyPassword(passwords.currentPassword, credentials.passwordHash))) {
-    await recordFailure(db, key, env)
+    await recordFailure(db, key, env, { origin, reason: 'WRONG_CURRENT_PASSWORD' })
     throw new AppError('AUTH_013')
   }
   await forgiveFailures(db, key)
@@ -62,15 +65,17 @@ export async function provePasswordChange(
 /**
  * The change itself, in the request transaction: the new hash, unless another change replaced the proven one
  * meanwhile (AUTH_013: the password proven is no longer the current one), and every other session of the user
- * ends (PASSWORD_CHANGED, their access tokens blacklisted at once). The caller's own session stays.
+ * ends (PASSWORD_CHANGED, their access tokens blacklisted at once). The caller's own session stays. Returns how
+ * many sessions ended.
  */
 export async function storePasswordChange(
   trx: TenantTx,
   caller: { userId: number; sid: string },
   proven: ProvenPasswordChange,
-): Promise<void> {
+): Promise<number> {
   if (!(await replacePasswordHash(trx, caller.userId, proven.previousHash, proven.passwordHash))) {
     throw new AppError('AUTH_013')
   }
-  await revokeSessions(trx, { userId: caller.userId, exceptSid: caller.sid }, 'PASSWORD_CHANGED')
+  const ended = await revokeSessions(trx, { userId: caller.userId, exceptSid: caller.sid }, 'PASSWORD_CHANGED')
+  return ended.length
 }

@@ -10,9 +10,11 @@ export interface AuthDeps {
   env: Env
 }
 
-/** Who is asking, as far as sessions record it. */
+/** Who is asking, as far as sessions and the audit log record it. */
 export interface ClientInfo {
   deviceCategory: 'WEB' | 'MOBILE' | 'TABLET' | 'DESKTOP'
   userAgent: string | null
   ipAddress: string | null
+  /** The request's id (X-Request-Id), so an audit event can be traced to its request and log lines. */
+  requestId: string | null
 }

@@ -3,8 +3,10 @@ import type { FailureKey, UserKey } from '../../db/repos/login-admission.js'
 import { clearUserLoginFailures, recordLoginFailure, recordUserLoginFailure } from '../../db/repos/login-guards.js'
 import type { DB } from '../../db/schema.js'
 import { withTenant } from '../../db/tenant-transaction.js'
+import { recordAuditEvent, type AuditOrigin } from '../audit/record.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
+import { loginFailed, loginLocked, type LoginFailureReason } from './account-events.js'
 
 // How long an attempt waits for earlier, still unresolved attempts of the same key before it gives up.
 const ADMISSION_WAIT_MS = 2000
@@ -38,17 +40,37 @@ export async function awaitAdmission<T extends { admitted: true }>(
   }
 }
 
-/** Records a failed attempt on the key it was counted on; the failure that reaches the limit starts the lock. */
-export async function recordFailure(db: Kysely<DB>, key: FailureKey, env: LockoutEnv): Promise<void> {
+/** How a failed attempt of a known user is audited: who tried from where, and why it failed. */
+export interface FailureAudit {
+  origin: AuditOrigin
+  reason: LoginFailureReason
+}
+
+/**
+ * Records a failed attempt on the key it was counted on; the failure that reaches the limit starts the lock. A known
+ * user's failure is audited in the transaction that counts it (LOGIN_FAILED, then LOGIN_LOCKED when it starts the
+ * lock), so the log and the counter never disagree. An id that names no user has no tenant log to write to.
+ */
+export async function recordFailure(db: Kysely<DB>, key: FailureKey, env: LockoutEnv, audit: FailureAudit): Promise<void> {
   const { maxFailures, lockSeconds } = lockoutLimits(env)
   if ('userId' in key) {
-    await withTenant(db, key.tenantId, (trx) => recordUserLoginFailure(trx, key, maxFailures, lockSeconds))
+    await withTenant(db, key.tenantId, async (trx) => {
+      const lock = await recordUserLoginFailure(trx, key, maxFailures, lockSeconds)
+      await recordAuditEvent(trx, key.tenantId, audit.origin, loginFailed(key.userId, audit.reason))
+      if (lock) await recordAuditEvent(trx, key.tenantId, audit.origin, loginLocked(key.userId, lock))
+    })
   } else {
     await recordLoginFailure(db, key, maxFailures, lockSeconds)
   }
 }
 
-/** Forgives the user's failed attempts: the user has just proven the password. */
-export async function forgiveFailures(db: Kysely<DB>, key: UserKey): Promise<void> {
-  await withTenant(db, key.tenantId, (trx) => clearUserLoginFailures(trx, key))
+/**
+ * Forgives the user's failed attempts: the user has just proven the password. `refused`, when the sign-in is still
+ * refused (a tenant or user not ACTIVE), is audited as a LOGIN_FAILED in the same transaction.
+ */
+export async function forgiveFailures(db: Kysely<DB>, key: UserKey, refused?: FailureAudit): Promise<void> {
+  await withTenant(db, key.tenantId, async (trx) => {
+    await clearUserLoginFailures(trx, key)
+    if (refused) await recordAuditEvent(trx, key.tenantId, refused.origin, loginFailed(key.userId, refused.reason))
+  })
 }

@@ -1,7 +1,10 @@
 import { admitLoginAttempt, type LoginEntry, type PresentedKey } from '../../db/repos/login-admission.js'
 import { findCredentialsById, findCredentialsByLoginId } from '../../db/repos/users.js'
 import { withTenant } from '../../db/tenant-transaction.js'
+import { recordAuditEvent } from '../audit/record.js'
 import { AppError } from '../errors.js'
+import { loginFailed, loginSucceeded } from './account-events.js'
+import { clientOrigin } from './client-info.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
 import { awaitAdmission, forgiveFailures, lockoutLimits, recordFailure } from './lockout.js'
 import { openSession } from './open-session.js'
@@ -18,6 +21,10 @@ export interface LoginInput {
 /**
  * Unknown tenant, unknown user and wrong password all answer AUTH_001 after one bcrypt comparison, so neither
  * the answer nor its timing tells them apart. Users are read only inside the tenant's context.
+ *
+ * Audited in the transactions that make the changes: LOGIN_FAILED of a known user with the failure's count (and
+ * LOGIN_LOCKED when it starts the lock) or with the forgiveness of a refused status, LOGIN_SUCCEEDED with the
+ * session. An attempt that names no user of a known tenant writes nothing: there is no one to log it for.
  */
 export async function login(
   deps: AuthDeps,
@@ -31,6 +38,8 @@ export async function login(
   const presented: PresentedKey = { scope: input.customId ?? 'root', loginId: input.userLoginId }
   const entry: LoginEntry = input.customId !== undefined ? { customId: input.customId } : { ownerLoginId: input.userLoginId }
   const { entered, key } = await awaitAdmission(() => admitLoginAttempt(deps.db, presented, lockoutLimits(env), entry))
+  // Nobody is signed in until the session opens: a failure has no actor.
+  const anonymous = clientOrigin(client, null)
 
   // A known tenant is read from even when it has no such user, so the answer takes as long either way.
   const credentials = entered
@@ -42,7 +51,7 @@ export async function login(
     ? await verifyPassword(input.password, credentials.passwordHash)
     : await verifyAgainstDummy(input.password, env.SVC_BCRYPT_COST)
   if (!entered || !credentials || !passwordMatches) {
-    await recordFailure(deps.db, key, env)
+    await recordFailure(deps.db, key, env, { origin: anonymous, reason: 'WRONG_PASSWORD' })
     throw new AppError('AUTH_001')
   }
 
@@ -51,24 +60,33 @@ export async function login(
   const { tenant } = entered
   const userKey = { tenantId: tenant.id, userId: credentials.id }
   if (tenant.status !== 'ACTIVE' || credentials.status !== 'ACTIVE') {
-    await forgiveFailures(deps.db, userKey)
-    throw new AppError(tenant.status !== 'ACTIVE' ? 'AUTH_010' : 'AUTH_015')
+    const tenantActive = tenant.status === 'ACTIVE'
+    await forgiveFailures(deps.db, userKey, {
+      origin: anonymous,
+      reason: tenantActive ? 'USER_NOT_ACTIVE' : 'TENANT_NOT_ACTIVE',
+    })
+    throw new AppError(tenantActive ? 'AUTH_015' : 'AUTH_010')
   }
 
   // Hashing is slow: done before the transaction so no connection waits on it.
   const upgradedHash = needsRehash(credentials.passwordHash, env.SVC_BCRYPT_COST)
     ? await hashPassword(input.password, env.SVC_BCRYPT_COST)
     : null
-  // The session transaction is one statement after its set_config; it commits even for a user no longer ACTIVE, so
-  // that the forgiveness stays.
+  // The session transaction is one statement after its set_config, then its audit event; it commits even for a user
+  // no longer ACTIVE, so that the forgiveness stays (and the refusal is logged).
   const subject = { userId: credentials.id, tenantId: tenant.id, tenantSlug: tenant.slug }
-  const tokens = await withTenant(deps.db, tenant.id, (trx) =>
-    openSession(trx, deps, subject, client, { upgradedHash }),
-  ).catch(async (error: unknown) => {
+  const session = await withTenant(deps.db, tenant.id, async (trx) => {
+    const opened = await openSession(trx, deps, subject, client, { upgradedHash })
+    const event = opened
+      ? loginSucceeded(credentials.id, { sid: opened.sid, deviceCategory: client.deviceCategory })
+      : loginFailed(credentials.id, 'USER_NOT_ACTIVE')
+    await recordAuditEvent(trx, tenant.id, opened ? clientOrigin(client, credentials.id) : anonymous, event)
+    return opened
+  }).catch(async (error: unknown) => {
     // A rolled-back session transaction took the forgiveness with it; the password was still proven.
     await forgiveFailures(deps.db, userKey)
     throw error
   })
-  if (!tokens) throw new AppError('AUTH_015')
-  return { tokens, user: toMinimalUser(credentials, tenant) }
+  if (!session) throw new AppError('AUTH_015')
+  return { tokens: session.tokens, user: toMinimalUser(credentials, tenant) }
 }

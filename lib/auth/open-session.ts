@@ -4,13 +4,20 @@ import type { TenantTx } from '../../db/tenant-transaction.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
 import { planTokenPair, signTokenPair, type TokenPair } from './tokens.js'
 
+/** A session stored by openSession: its id (what its audit event names) and its signed tokens. */
+export interface OpenedSession {
+  sid: string
+  tokens: TokenPair
+}
+
 /**
  * Signs a user in, the one way a login and a registration both do it: one statement in the caller's tenant
  * transaction (svc_login_open_session) locks the user row (so two sign-ins of one user serialise), forgives the
  * user's failed logins (a login's only), replaces the session of the same device category
  * (SESSION_REPLACED_BY_LOGIN) and stores the new one. The token ids are fixed before the call and the tokens signed
  * after it, with the role of the locked row. Null when that user is gone or not ACTIVE: nothing was stored but the
- * forgiveness, which lasts only if the caller commits.
+ * forgiveness, which lasts only if the caller commits. Audit events are the caller's: a login and a registration
+ * record different ones.
  */
 export async function openSession(
   trx: TenantTx,
@@ -18,7 +25,7 @@ export async function openSession(
   subject: { userId: number; tenantId: number; tenantSlug: string },
   client: ClientInfo,
   login: { upgradedHash: string | null } | null = null,
-): Promise<TokenPair | null> {
+): Promise<OpenedSession | null> {
   const sid = randomUUID()
   const planned = planTokenPair({ accessSeconds: deps.env.SVC_ACCESS_TTL, refreshSeconds: deps.env.SVC_REFRESH_TTL })
   const locked = await openLoginSession(trx, login !== null, login?.upgradedHash ?? null, {
@@ -33,5 +40,5 @@ export async function openSession(
     refreshExpiresAt: planned.refresh.expiresAt,
   })
   if (locked.userStatus !== 'ACTIVE' || !locked.userRole) return null
-  return signTokenPair(deps.tokenKeys, { ...subject, role: locked.userRole, sid }, planned)
+  return { sid, tokens: await signTokenPair(deps.tokenKeys, { ...subject, role: locked.userRole, sid }, planned) }
 }

@@ -4,9 +4,12 @@ import { insertUser } from '../../db/repos/users.js'
 import type { DB } from '../../db/schema.js'
 import { bindTenant, type TenantTx, withServiceTransaction, withTenant } from '../../db/tenant-transaction.js'
 import { violatedUniqueConstraint } from '../../db/errors.js'
+import { recordAuditEvent } from '../audit/record.js'
 import { AppError } from '../errors.js'
 import { normalizeBusinessNumber } from '../tenant/business-number.js'
 import { generateAvatarSeed, generateCustomId, generateTenantSlug } from '../tenant/identifiers.js'
+import { userCreated } from './account-events.js'
+import { clientOrigin } from './client-info.js'
 import type { AuthDeps, ClientInfo } from './deps.js'
 import { openSession } from './open-session.js'
 import { normalizeOptionalPhone } from './optional-phone.js'
@@ -43,6 +46,7 @@ export async function registerStudent(
         role: 'STUDENT',
         avatarSeed: generateAvatarSeed(),
       })
+      await recordAuditEvent(trx, tenant.id, clientOrigin(client, null), userCreated(user.id, user.role))
       const tokens = await signInRegistered(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug }, client)
       return { tokens, user: toUserResponse(user, tenant) }
     })
@@ -64,8 +68,9 @@ export interface OwnerRegistration {
 const IDENTIFIER_ATTEMPTS = 4
 
 /**
- * Creates the tenant, its OWNER and the owner-directory entry in one transaction and opens the first session.
- * The caller publishes OwnerRegisteredEvent once this has returned (after commit).
+ * Creates the tenant, its OWNER and the owner-directory entry in one transaction and opens the first session; the
+ * owner's USER_CREATED is in that transaction too, the first event of the tenant's log. The caller publishes
+ * OwnerRegisteredEvent once this has returned (after commit).
  */
 export async function registerOwner(
   deps: AuthDeps,
@@ -120,6 +125,7 @@ async function createOwnerTenant(
       role: 'OWNER',
       avatarSeed: generateAvatarSeed(),
     })
+    await recordAuditEvent(trx, tenant.id, clientOrigin(client, null), userCreated(user.id, user.role))
     await insertOwnerEntry(root, { userLoginId: user.userLoginId, tenantId: tenant.id, userId: user.id })
     const tokens = await signInRegistered(trx, deps, { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug }, client)
     return { tokens, user: toUserResponse(user, tenant) }
@@ -133,8 +139,8 @@ async function signInRegistered(
   subject: { userId: number; tenantId: number; tenantSlug: string },
   client: ClientInfo,
 ): Promise<TokenPair> {
-  const tokens = await openSession(trx, deps, subject, client)
+  const opened = await openSession(trx, deps, subject, client)
   // The user was inserted ACTIVE by this same uncommitted transaction: nobody else can have changed or removed it.
-  if (!tokens) throw new Error('a user registered in this transaction is not ACTIVE')
-  return tokens
+  if (!opened) throw new Error('a user registered in this transaction is not ACTIVE')
+  return opened.tokens
 }

@@ -11,9 +11,11 @@ import {
 } from '../../db/repos/users.js'
 import type { DB, Role } from '../../db/schema.js'
 import { violatedUniqueConstraint } from '../../db/errors.js'
+import { NO_ORIGIN, recordAuditEvent } from '../audit/record.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
 import { generateAvatarSeed, generateLoginId, generateTemporaryPassword, hasUnsafeCharacters } from '../tenant/identifiers.js'
+import { loginIdChanged, passwordReset, userCreated, userDeleted } from './account-events.js'
 import type { CreatableRole, CreatedUser, NewUser } from './contract-types.js'
 import { normalizeOptionalPhone } from './optional-phone.js'
 import { hashPassword } from './password-hash.js'
@@ -24,6 +26,9 @@ export interface UserAdminDeps {
   db: Kysely<DB>
   env: Pick<Env, 'SVC_BCRYPT_COST'>
 }
+
+// Every change here is audited in the transaction that makes it, with NO_ORIGIN: the callers (other modules of the
+// service, operations scripts) are no signed-in user, and no request of theirs reaches this interface.
 
 // Owners exist only with their tenant (POST /v1/register/owner), which also writes the owner directory.
 export const CREATABLE_ROLES: readonly CreatableRole[] = ['MANAGER', 'INSTRUCTOR', 'STUDENT']
@@ -53,7 +58,7 @@ export async function createUser(deps: UserAdminDeps, scope: TenantScope, user: 
   const passwordHash = await hashPassword(temporaryPassword, deps.env.SVC_BCRYPT_COST)
   const created = await inTenant(deps.db, scope, async (trx, tenantId) => {
     if (!(await findTenantById(trx, tenantId))) throw new AppError('TENANT_NOT_FOUND', `No tenant with id ${tenantId}.`)
-    return insertUser(trx, {
+    const inserted = await insertUser(trx, {
       tenantId,
       userLoginId,
       passwordHash,
@@ -62,15 +67,18 @@ export async function createUser(deps: UserAdminDeps, scope: TenantScope, user: 
       role: user.role,
       avatarSeed: generateAvatarSeed(),
     })
+    await recordAuditEvent(trx, tenantId, NO_ORIGIN, userCreated(inserted.id, inserted.role))
+    return inserted
   })
   return { userId: created.id, userLoginId, temporaryPassword }
 }
 
 /** Status DELETED and every session ended; the login id, owner-directory entry and data stay (nothing is freed). */
 export async function deleteUser(deps: UserAdminDeps, scope: TenantScope, userId: number): Promise<void> {
-  await inTenant(deps.db, scope, async (trx) => {
+  await inTenant(deps.db, scope, async (trx, tenantId) => {
     if (!(await updateUserStatus(trx, userId, 'DELETED'))) throw userNotFound(userId)
-    await revokeSessions(trx, { userId }, 'USER_DELETED')
+    const ended = await revokeSessions(trx, { userId }, 'USER_DELETED')
+    await recordAuditEvent(trx, tenantId, NO_ORIGIN, userDeleted(userId, ended.length))
   })
 }
 
@@ -80,9 +88,10 @@ export async function resetPassword(deps: UserAdminDeps, scope: TenantScope, use
   // Hashed between two short transactions, so no connection or row lock waits on bcrypt.
   const temporaryPassword = generateTemporaryPassword(user.userLoginId)
   const passwordHash = await hashPassword(temporaryPassword, deps.env.SVC_BCRYPT_COST)
-  await inTenant(deps.db, scope, async (trx) => {
+  await inTenant(deps.db, scope, async (trx, tenantId) => {
     await updatePasswordHash(trx, userId, passwordHash)
-    await revokeSessions(trx, { userId }, 'PASSWORD_RESET')
+    const ended = await revokeSessions(trx, { userId }, 'PASSWORD_RESET')
+    await recordAuditEvent(trx, tenantId, NO_ORIGIN, passwordReset(userId, ended.length))
   })
   return temporaryPassword
 }
@@ -99,7 +108,7 @@ export async function changeLoginId(
   if (hasUnsafeCharacters(newLoginId)) {
     throw invalid('newLoginId', 'must not contain control, format (zero-width, bidi) or unassigned characters')
   }
-  await inTenant(deps.db, scope, async (trx) => {
+  await inTenant(deps.db, scope, async (trx, tenantId) => {
     const user = await findUserById(trx, userId)
     if (!user) throw userNotFound(userId)
     // Unchanged: nothing to keep in step, and no reason to sign the user out.
@@ -113,6 +122,7 @@ export async function changeLoginId(
       throw error
     }
     await revokeSessions(trx, { userId }, 'LOGIN_ID_CHANGED')
+    await recordAuditEvent(trx, tenantId, NO_ORIGIN, loginIdChanged(userId, user.userLoginId, newLoginId))
   })
 }
 

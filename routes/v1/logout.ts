@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { revokeAccessToken } from '../../db/repos/revoked-tokens.js'
 import { revokeSessions, type SessionSelector } from '../../db/repos/sessions.js'
 import type { RevocationReason } from '../../db/schema.js'
+import { sessionsRevoked } from '../../lib/auth/account-events.js'
 import { clearAuthCookies } from '../../lib/auth/cookies.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -12,7 +13,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const logout = { ...signOut, operationId: 'logout', summary: 'Sign out this session' }
   const logoutAll = { ...signOut, operationId: 'logoutAll', summary: 'Sign out every session of this user' }
 
-  // Both routes end the chosen sessions, then the presented token, then the cookies.
+  // Both routes end the chosen sessions (one SESSION_REVOKED each), then the presented token, then the cookies.
   async function endSessions(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -20,7 +21,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     reason: RevocationReason,
   ) {
     const identity = request.caller
-    await revokeSessions(request.db, sessions, reason)
+    const ended = await revokeSessions(request.db, sessions, reason)
+    for (const event of sessionsRevoked(ended, reason)) await request.audit(event)
     // The presented token may predate the session's latest rotation; it stops working too.
     await revokeAccessToken(request.db, identity.jti, identity.accessExpiresAt)
     clearAuthCookies(reply, app.env)

@@ -30,6 +30,22 @@ describe('row-level security catalog', () => {
     }
   })
 
+  it("lets only the tables' owner past tenant_isolation (owner_maintenance, for the maintenance functions), never svc_app", async () => {
+    const { rows } = await sql<{ table: string; policy: string; roles: string[]; owner: string }>`
+      select c.relname as table, p.polname as policy, pg_get_userbyid(c.relowner) as owner,
+             array(select case when r = 0 then 'public' else pg_get_userbyid(r) end from unnest(p.polroles) r)::text[] as roles
+      from pg_policy p join pg_class c on c.oid = p.polrelid
+      order by c.relname, p.polname`.execute(owner())
+    expect(rows.length).toBeGreaterThan(0)
+    for (const row of rows) {
+      const expected = row.policy === 'owner_maintenance' ? [row.owner] : ['public']
+      expect({ table: row.table, policy: row.policy, roles: row.roles }).toEqual({ table: row.table, policy: row.policy, roles: expected })
+      expect(['owner_maintenance', 'tenant_isolation']).toContain(row.policy)
+    }
+    const tables = new Set(rows.map((row) => row.table))
+    for (const table of tables) expect(rows.filter((row) => row.table === table).map((row) => row.policy)).toEqual(['owner_maintenance', 'tenant_isolation'])
+  })
+
   it('keeps tenant_id first in every index of a protected table', async () => {
     const { rows } = await sql<{ index: string; firstColumn: string }>`
       select i.relname as index, a.attname as first_column

@@ -66,6 +66,7 @@ describe('access plugin', () => {
         'GET /actuator/health/liveness': '"public"',
         'GET /actuator/health/readiness': '"public"',
         'PATCH /internal/sms/sender-settings/:tenantSlug/approval': '"internal-signed"',
+        'GET /v1/audit-events': '"owner"',
         'POST /v1/login': '"public" + AUTH_018',
         'POST /v1/logout': '"user"',
         'POST /v1/logout-all': '"user"',
@@ -94,6 +95,7 @@ describe('access plugin', () => {
         'GET /v1/sms/sender-setting': '"owner"',
         'GET /v1/sms/sender-setting/status': '"staff"',
         'PUT /v1/sms/sender-setting': '"owner"',
+        'GET /v1/sms/usage': '{"roles":["OWNER","MANAGER"]}',
         'POST /v1/sms/solapi/webhook': '"provider-callback"',
       })
     })

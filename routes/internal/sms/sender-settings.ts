@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { ApprovalDecision } from '../../../db/repos/sender-settings.js'
+import type { ApprovalDecision, SenderSettingRecord } from '../../../db/repos/sender-settings.js'
+import type { AuditEvent } from '../../../lib/audit/record.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
+import { maskPhone } from '../../../lib/sms/phone.js'
 import { recordSenderDecision } from '../../../lib/sms/sender-approval.js'
 import { SenderSettingSchema, toSenderSetting } from '../../../lib/sms/sender-setting-response.js'
 import { ApprovalBodySchema, ApprovalParamsSchema, type ApprovalBody } from './sender-settings.schemas.js'
@@ -12,6 +14,14 @@ function decisionOf(body: ApprovalBody): ApprovalDecision {
   const reason = body.rejectionReason?.trim()
   if (!reason) throw new AppError('REJECTION_REASON_REQUIRED')
   return { status: 'REJECTED', reason }
+}
+
+/** The decision as the audit log keeps it: no actor (a signed operations call), the number masked. */
+function decisionEvent(setting: SenderSettingRecord, decision: ApprovalDecision): AuditEvent {
+  const senderNumber = setting.senderNumber === null ? null : maskPhone(setting.senderNumber)
+  return decision.status === 'APPROVED'
+    ? { type: 'SENDER_SETTING_APPROVED', targetId: setting.id, details: { senderNumber } }
+    : { type: 'SENDER_SETTING_REJECTED', targetId: setting.id, details: { senderNumber, reason: decision.reason } }
 }
 
 // Registration with the provider is manual; an operator records its outcome here.
@@ -40,7 +50,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       // Set by the signature check: the tenant transaction this handler runs in is not opened without it.
       const tenantId = request.tenantId!
-      const updated = await recordSenderDecision(request.db, tenantId, decisionOf(request.body), request.body.senderNumber)
+      const decision = decisionOf(request.body)
+      const updated = await recordSenderDecision(request.db, tenantId, decision, request.body.senderNumber)
+      await request.audit(decisionEvent(updated, decision))
       return toSenderSetting(updated)
     },
   )

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { updateAvatarSeed, updateProfile } from '../../../db/repos/users.js'
+import { passwordChanged } from '../../../lib/auth/account-events.js'
 import { storePasswordChange } from '../../../lib/auth/change-password.js'
 import { currentUserMissing, currentUserResponse, findCurrentUser, toFullUserResponse } from '../../../lib/auth/current-user.js'
 import { normalizeOptionalPhone } from '../../../lib/auth/optional-phone.js'
@@ -62,7 +63,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { userId, sid } = request.caller
-      await storePasswordChange(request.db, { userId, sid }, request.provenPasswordChange)
+      const endedSessions = await storePasswordChange(request.db, { userId, sid }, request.provenPasswordChange)
+      await request.audit(passwordChanged(userId, endedSessions))
       return reply.code(204).send(null)
     },
   )

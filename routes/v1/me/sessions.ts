@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { listUserSessions, revokeSessions } from '../../../db/repos/sessions.js'
 import { AppError } from '../../../lib/errors.js'
 import { DEVICE_CATEGORIES } from '../../../lib/auth/device-category.js'
+import { sessionsRevoked } from '../../../lib/auth/account-events.js'
 
 const exampleSession = {
   sid: '6f1c2a9e-3b7d-4e15-8c0a-92d4b5e7f013',
@@ -73,6 +74,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       const identity = request.caller
       const ended = await revokeSessions(request.db, { sid: request.params.sid, userId: identity.userId }, 'REVOKED_BY_USER')
       if (ended.length === 0) throw new AppError('AUTH_014')
+      for (const event of sessionsRevoked(ended, 'REVOKED_BY_USER')) await request.audit(event)
       return reply.code(204).send(null)
     },
   )
@@ -85,7 +87,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }
   app.delete('/sessions', { config: { access: 'user' }, schema: revokeOthers }, async (request, reply) => {
     const identity = request.caller
-    await revokeSessions(request.db, { userId: identity.userId, exceptSid: identity.sid }, 'REVOKED_BY_USER')
+    const ended = await revokeSessions(request.db, { userId: identity.userId, exceptSid: identity.sid }, 'REVOKED_BY_USER')
+    for (const event of sessionsRevoked(ended, 'REVOKED_BY_USER')) await request.audit(event)
     return reply.code(204).send(null)
   })
 }

@@ -25,6 +25,7 @@ import {
 
 const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema }
 const targetErrors = { ...errors, 404: ProblemSchema }
+const TEMPLATE_FIELDS = ['name', 'content', 'category'] as const
 
 /** The creator, an OWNER or a MANAGER may change or delete a template. */
 function editorOf(identity: Identity): TemplateEditor {
@@ -45,6 +46,14 @@ function assertSomethingChanges(changes: TemplateChanges): void {
   throw new AppError('VALIDATION_FAILED', 'Give at least one of name, content or category besides version.', {
     errors: [{ field: 'body', message: 'needs at least one of name, content, category' }],
   })
+}
+
+/**
+ * Which fields an edit wrote, in a fixed order, for the audit log: their names only, since the content is the
+ * tenant's text and an event keeps no message text.
+ */
+function changedFields(changes: TemplateChanges): string[] {
+  return TEMPLATE_FIELDS.filter((field) => changes[field] !== undefined)
 }
 
 /**
@@ -105,6 +114,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         tenantId: identity.tenantId,
         createdBy: identity.userId,
       })
+      await request.audit({ type: 'TEMPLATE_CREATED', targetId: record.id, details: { name: record.name } })
       return reply.code(201).send(toTemplate(record))
     },
   )
@@ -129,7 +139,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       assertContentFits(changes.content)
       const editor = editorOf(request.caller)
       const record = await updateTemplate(request.db, request.params.id, version, changes, editor)
-      return record ? toTemplate(record) : whyUntouched(request.db, request.params.id, editor, version)
+      if (!record) return whyUntouched(request.db, request.params.id, editor, version)
+      await request.audit({ type: 'TEMPLATE_UPDATED', targetId: record.id, details: { name: record.name, changed: changedFields(changes) } })
+      return toTemplate(record)
     },
   )
 
@@ -149,7 +161,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const editor = editorOf(request.caller)
       const deleted = await deleteTemplate(request.db, request.params.id, editor)
-      if (!deleted) await whyUntouched(request.db, request.params.id, editor)
+      if (!deleted) return whyUntouched(request.db, request.params.id, editor)
+      await request.audit({ type: 'TEMPLATE_DELETED', targetId: deleted.id, details: { name: deleted.name } })
       return reply.code(204).send(null)
     },
   )

@@ -105,6 +105,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         throw new AppError(visible ? 'SMS_NOT_CANCELLABLE' : 'SMS_NOT_FOUND')
       }
       const cancelledRecipients = await cancelPendingRecipients(request.db, cancelled.id)
+      await request.audit({ type: 'SMS_CANCELLED', targetId: cancelled.id, details: { recipientCount: cancelled.recipientCount } })
       // Cancelling gives the recipients back to the day the message was accepted on.
       const accepted = { at: cancelled.createdAt, timeZone: app.env.SVC_TIME_ZONE }
       await releaseDailyRecipients(request.db, request.caller.tenantId, accepted, cancelledRecipients)

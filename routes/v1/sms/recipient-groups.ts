@@ -51,6 +51,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       const { name, icon } = request.body
       const group = await insertGroup(request.db, { tenantId, ownerStaffId: userId, name, icon: icon ?? null, recipientCount: members.length })
       await insertMembers(request.db, tenantId, group.id, members)
+      await request.audit({ type: 'RECIPIENT_GROUP_CREATED', targetId: group.id, details: { name, recipientCount: members.length } })
       await request.completeIdempotency(group.id, 201)
       return reply.code(201).send(toGroupResponse(group, members))
     },

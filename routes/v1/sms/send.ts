@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { kyselyClassRoster } from '../../../db/repos/class-roster.js'
 import { findMessage, listRecipients, type MessageRecord } from '../../../db/repos/sms-messages.js'
 import type { TenantTx } from '../../../db/tenant-transaction.js'
+import type { AuditDetails } from '../../../lib/audit/record.js'
 import { AppError, type ErrorCode } from '../../../lib/errors.js'
 import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
@@ -53,6 +54,18 @@ export const messageReplay: IdempotentRoute = {
   },
 }
 
+/** What the audit log says about an accepted send: its shape and origin, never its content or a phone number. */
+function acceptanceDetails(message: MessageRecord, classId: number | null): AuditDetails {
+  return {
+    recipientCount: message.recipientCount,
+    messageType: message.messageType,
+    scheduledAt: message.scheduledAt?.toISOString() ?? null,
+    templateId: message.templateId,
+    recipientGroupId: message.recipientGroupId,
+    classId,
+  }
+}
+
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const settings = sendSettings(app.env)
 
@@ -65,9 +78,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     scheduledAt: parseScheduledAt(body.scheduledAt, app.env.SVC_SMS_MAX_SCHEDULE_DAYS),
   })
 
-  // The key commits with the message (createMessage records it before the quota's reservation, which must be the
-  // transaction's last statement); an immediate message is handed to the dispatcher only after that commit.
-  const keyOf = (request: FastifyRequest) => (message: MessageRecord) => request.completeIdempotency(message.id, 201)
+  // The key and the SMS_ACCEPTED event commit with the message: createMessage writes them before the quota's
+  // reservation, which must be the transaction's last statement, so a send refused there leaves neither. A replay
+  // never reaches the handler, so one key makes one event. An immediate message is handed to the dispatcher only
+  // after that commit.
+  const recordAcceptance = (request: FastifyRequest, classId: number | null) => async (message: MessageRecord) => {
+    await request.completeIdempotency(message.id, 201)
+    await request.audit({ type: 'SMS_ACCEPTED', targetId: message.id, details: acceptanceDetails(message, classId) })
+  }
   const created = (request: FastifyRequest, result: CreatedMessage) => {
     if (result.message.scheduledAt === null) request.afterCommit(() => app.dispatcher.kick())
     return toMessageResponse(result.message, result.recipients)
@@ -91,7 +109,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const draft = draftOf(request, request.body)
       const resolved = await directOrGroupRecipients(request.db, draft.senderId, request.body)
-      const result = await createMessage(request.db, settings, { ...draft, ...resolved }, keyOf(request))
+      const result = await createMessage(request.db, settings, { ...draft, ...resolved }, recordAcceptance(request, null))
       return reply.code(201).send(created(request, result))
     },
   )
@@ -118,7 +136,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         request.db,
         settings,
         { ...draft, recipients, recipientGroupId: null, recipientType: 'GUARDIAN' },
-        keyOf(request),
+        recordAcceptance(request, request.params.classId),
       )
       return reply.code(201).send(created(request, result))
     },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { findSenderSetting, requestSenderNumber } from '../../../db/repos/sender-settings.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
-import { isValidSenderNumber, normalizePhone } from '../../../lib/sms/phone.js'
+import { isValidSenderNumber, maskPhone, normalizePhone } from '../../../lib/sms/phone.js'
 import {
   SenderSettingSchema,
   SenderSettingStatusSchema,
@@ -61,9 +61,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       if (digits === null || !isValidSenderNumber(digits)) {
         throw new AppError('INVALID_PHONE_NUMBER', 'senderNumber is not a valid Korean sender number.')
       }
-      // Nothing changed (same number, already APPROVED or PENDING): answer the row as it stands.
+      // Nothing changed (same number, already APPROVED or PENDING): answer the row as it stands, and record no event.
       const changed = await requestSenderNumber(request.db, request.tenantId!, digits)
-      return toSenderSetting(changed ?? (await findSenderSetting(request.db)))
+      if (!changed) return toSenderSetting(await findSenderSetting(request.db))
+      await request.audit({ type: 'SENDER_SETTING_CHANGED', targetId: changed.id, details: { senderNumber: maskPhone(digits) } })
+      return toSenderSetting(changed)
     },
   )
 }

@@ -8,7 +8,8 @@ import { recordExchanges, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '.
 /**
  * Every statement of a login takes CPU from its bcrypt comparison (the login benchmark runs at the bcrypt ceiling),
  * so the count is pinned here (it was 14): the address rate-limit hit, admission with the tenant lookup, the
- * credentials transaction, and the session transaction (lock, forgive, replace the device's session) in one call.
+ * credentials transaction, and the session transaction (lock, forgive, replace the device's session) in one call,
+ * followed by its LOGIN_SUCCEEDED audit event, which must commit with the session.
  */
 describe('POST /v1/login statements', () => {
   let app: FastifyInstance
@@ -59,14 +60,15 @@ describe('POST /v1/login statements', () => {
       expect.stringMatching(RUNTIME_TIMEOUT),
       tenantScope,
       expect.stringMatching(/^select user_role, user_status from svc_login_open_session\(/),
+      expect.stringMatching(/^\s*insert into audit_events /),
       expect.stringMatching(/^commit$/i),
     ])
-    // Six round trips: the tenant binding travels with its transaction's first statement, and only the
-    // transactions of lone statements carry their commit along.
-    expect(exchanges.map((texts) => texts.length)).toEqual([5, 5, 5, 1, 5, 1])
+    // Six round trips: the tenant binding travels with its transaction's first statement, the audit event (held:
+    // it answers nothing) with the commit, and only the transactions of lone statements carry their commit along.
+    expect(exchanges.map((texts) => texts.length)).toEqual([5, 5, 5, 1, 5, 2])
   }
 
-  itPipelined('sends 10 statements (22 with the transactions of lone statements) for a portal login that replaces a session', async () => {
+  itPipelined('sends 11 statements (23 with the transactions of lone statements) for a portal login that replaces a session', async () => {
     const tenant = await createTenant()
     const user = await insertUserWithPassword(tenant)
     const credentials = { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }
@@ -80,7 +82,7 @@ describe('POST /v1/login statements', () => {
     expect(await owner().selectFrom('sessions').select('sid').where('userId', '=', user.id).execute()).toHaveLength(1)
   })
 
-  itPipelined('sends 10 statements (22 with the transactions of lone statements) for a root login through the owner directory', async () => {
+  itPipelined('sends 11 statements (23 with the transactions of lone statements) for a root login through the owner directory', async () => {
     const registered = await registerOwner(app)
     let status = 0
     const sent = await recorded(async () => {

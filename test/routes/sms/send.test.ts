@@ -410,9 +410,11 @@ describe('POST /v1/sms/send', () => {
       expect(body).toMatchObject({ recipientCount: 10_000, estimatedSegments: 10_000, totalPrice: 200_000 })
       expect(body.recipients).toHaveLength(10_000)
       expect(body.recipients[9_999]).toMatchObject({ phone: '010-****-9999', name: 'Student 9999' })
-      // Claim (find + insert), tenant scope, sender setting, message, recipients, completion: no per-row work.
-      expect(statements.length).toBeLessThan(15)
+      // Claim (find + insert), tenant scope, sender setting, message, recipients, completion, the audit event: no
+      // per-row work.
+      expect(statements.length).toBeLessThan(16)
       expect(statements.filter((statement) => statement.includes('sms_recipients'))).toHaveLength(1)
+      expect(statements.filter((statement) => statement.includes('audit_events'))).toHaveLength(1)
       const stored = await owner()
         .selectFrom('smsRecipients')
         .select((eb) => [eb.fn.countAll<string>().as('count'), eb.fn.max('recipientIndex').as('last')])

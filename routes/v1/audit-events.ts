@@ -1,0 +1,59 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { countAuditEvents, listAuditEvents, type AuditEventFilter } from '../../db/repos/audit-events.js'
+import { AuditEventPageSchema, AuditEventTypeSchema, toAuditEventPage } from '../../lib/audit/audit-event-response.js'
+import { AppError } from '../../lib/errors.js'
+import { ProblemSchema } from '../../lib/http/problem-schema.js'
+
+const Instant = (description: string) => Type.Optional(Type.String({ format: 'date-time', description }))
+
+const AuditEventsQuerySchema = Type.Object({
+  page: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+  size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  type: Type.Optional(AuditEventTypeSchema),
+  actorId: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  from: Instant('Events at or after this instant (ISO 8601)'),
+  to: Instant('Events before this instant (ISO 8601)'),
+})
+
+/** The schema admits RFC 3339 shapes Date cannot represent (a leap second): refused as input, never a 500. */
+function instant(field: 'from' | 'to', value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined
+  const at = new Date(value)
+  if (Number.isNaN(at.getTime())) {
+    throw new AppError('VALIDATION_FAILED', `${field} is not a valid instant.`, {
+      errors: [{ field, message: 'must be an ISO 8601 timestamp' }],
+    })
+  }
+  return at
+}
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/audit-events',
+    {
+      config: { access: 'owner' },
+      schema: {
+        operationId: 'listAuditEvents',
+        summary: "The academy's audit log, newest first (OWNER)",
+        tags: ['audit'],
+        querystring: AuditEventsQuerySchema,
+        response: { 200: AuditEventPageSchema, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema },
+      },
+    },
+    async (request) => {
+      const { page, size, type, actorId } = request.query
+      const filter: AuditEventFilter = {
+        type,
+        actorId,
+        from: instant('from', request.query.from),
+        to: instant('to', request.query.to),
+      }
+      const records = await listAuditEvents(request.db, filter, { offset: page * size, limit: size })
+      const total = await countAuditEvents(request.db, filter)
+      return toAuditEventPage(records, page, size, total)
+    },
+  )
+}
+
+export default routes
