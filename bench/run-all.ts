@@ -14,6 +14,7 @@ import { printTables, resultsMarkdown } from './lib/report.js'
 import { measuredBuild, REPO_ROOT } from './lib/service.js'
 import { auditCost } from './scenarios/audit-cost.js'
 import { dispatch } from './scenarios/dispatch.js'
+import { forgot } from './scenarios/forgot.js'
 import { history } from './scenarios/history.js'
 import { login } from './scenarios/login.js'
 import { me } from './scenarios/me.js'
@@ -35,6 +36,7 @@ const SCENARIOS: [string, Scenario][] = [
   ['dispatch', dispatch],
   ['pooler', pooler],
   ['memory', memory],
+  ['forgot', forgot],
   ['audit-cost', auditCost],
 ]
 

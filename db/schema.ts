@@ -52,6 +52,8 @@ export interface UsersTable {
   passwordHash: string
   name: string
   phone: string | null
+  /** When the user proved the current phone (lib/otp); a trigger clears it whenever the phone changes. */
+  phoneVerifiedAt: NullableTimestamp
   role: Role
   status: ColumnType<UserStatus, UserStatus | undefined, UserStatus>
   avatarSeed: string
@@ -356,6 +358,42 @@ export interface AuditEventsTable {
   details: ColumnType<Record<string, unknown>, string | undefined, never>
 }
 
+export type OneTimeCodePurpose = 'PHONE_VERIFICATION' | 'PASSWORD_RESET' | 'MFA_SMS'
+
+/** One live code per user and purpose, its keyed hash only (lib/otp; RLS). */
+export interface OneTimeCodesTable {
+  tenantId: number
+  userId: number
+  purpose: OneTimeCodePurpose
+  codeHash: string
+  /** The number the code was sent to, national digits: the code dies when the user's phone is no longer this one. */
+  phone: string
+  /** Wrong tries so far; the code dies at SVC_OTP_MAX_ATTEMPTS. */
+  attempts: Generated<number>
+  expiresAt: Timestamp
+  /** No new code for this user and purpose before this moment (SVC_OTP_RESEND_SECONDS). */
+  resendAfter: Timestamp
+  createdAt: Generated<Date>
+}
+
+/** Codes sent per user and local day of SVC_TIME_ZONE, for the daily cap (RLS). */
+export interface OneTimeCodeDaysTable {
+  tenantId: number
+  userId: number
+  day: ColumnType<Date, string, string>
+  codes: number
+}
+
+/**
+ * Codes sent per phone number and local day across every tenant (the brake on SMS pumping): no tenant, no RLS.
+ * `phoneKey` is an HMAC of the number under the code key (lib/otp/codes.ts), so the table names no number.
+ */
+export interface OneTimeCodePhoneDaysTable {
+  phoneKey: string
+  day: ColumnType<Date, string, string>
+  codes: number
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -383,4 +421,7 @@ export interface DB {
   smsUsageZones: SmsUsageZonesTable
   smsUsageChanges: SmsUsageChangesTable
   auditEvents: AuditEventsTable
+  oneTimeCodes: OneTimeCodesTable
+  oneTimeCodeDays: OneTimeCodeDaysTable
+  oneTimeCodePhoneDays: OneTimeCodePhoneDaysTable
 }

@@ -90,6 +90,15 @@ export const EnvSchema = Type.Object({
   SVC_AUDIT_RETENTION_DAYS: Int(400, 0, 36_500),
   // The number system messages (one-time codes) are sent from, national digits; unset: the tenant's APPROVED number.
   SVC_SMS_SYSTEM_SENDER: Type.Optional(Type.String({ pattern: '^[0-9]{8,11}$' })),
+  // One-time codes (lib/otp): lifetime, wrong tries before a code dies, the wait before a new code for the same user
+  // and purpose (0: none), and codes a day per user and per phone number across tenants (the SMS-pumping brake).
+  SVC_OTP_TTL_SECONDS: Int(300, 60, 3600),
+  SVC_OTP_MAX_ATTEMPTS: Int(5, 1, 10),
+  SVC_OTP_RESEND_SECONDS: Int(60, 0, 3600),
+  SVC_OTP_DAILY_LIMIT: Int(10, 1, 1000),
+  // The key of the codes' hashes and of the per-phone counters (lib/otp/code-key.ts); unset: derived from
+  // SVC_JWT_SECRET.
+  SVC_OTP_SECRET: Secret(32),
   SVC_LOGIN_MAX_FAILURES: Int(5, 1, 1000),
   SVC_LOGIN_LOCK_SECONDS: Int(900, 1, 86_400),
   SVC_LOGIN_IP_PER_MINUTE: Int(60, 1, 1_000_000),

@@ -28,6 +28,10 @@ export const ERROR_CATALOG = {
   ],
   AUTH_018: [429, 'Too many login attempts', 'Too many failed login attempts; try again later.'],
   AUTH_019: [409, 'Business registration number taken', 'That business registration number is already registered.'],
+  OTP_RATE_LIMITED: [429, 'Too many codes', 'Too many one-time codes were asked for; try again later.'],
+  OTP_INVALID: [400, 'Code invalid', 'The code is wrong, expired or already used; ask for a new one.'],
+  PHONE_REQUIRED: [400, 'Phone required', 'Add a phone number to the profile first.'],
+  MFA_REQUIRED: [400, 'Second factor required', 'This account also needs its second factor (secondFactor).'],
   IDEMPOTENCY_KEY_MISSING: [
     400,
     'Idempotency key missing',

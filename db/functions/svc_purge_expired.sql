@@ -25,6 +25,13 @@ begin
   -- no zone's today.
   delete from sms_daily_usage where day < (now() at time zone 'UTC')::date - 1;
   get diagnostics n = row_count; purged := purged + n;
+  -- One-time codes: an expired code verifies nothing (lib/otp); the daily caps count local days, as above.
+  delete from one_time_codes where expires_at < now();
+  get diagnostics n = row_count; purged := purged + n;
+  delete from one_time_code_days where day < (now() at time zone 'UTC')::date - 1;
+  get diagnostics n = row_count; purged := purged + n;
+  delete from one_time_code_phone_days where day < (now() at time zone 'UTC')::date - 1;
+  get diagnostics n = row_count; purged := purged + n;
   return purged;
 end
 $$;

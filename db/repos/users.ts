@@ -7,7 +7,7 @@ import type { UsersTable, UserStatus } from '../schema.js'
 import type { TenantPrefixedColumns } from './tenant-prefixed-columns.js'
 
 // Never `select *`: upgraded databases may carry legacy columns (oauth_provider) the service must not read.
-const USER_COLUMNS = ['id', 'tenantId', 'userLoginId', 'name', 'phone', 'role', 'status', 'avatarSeed'] as const
+const USER_COLUMNS = ['id', 'tenantId', 'userLoginId', 'name', 'phone', 'phoneVerifiedAt', 'role', 'status', 'avatarSeed'] as const
 
 export type UserRecord = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>
 
@@ -16,10 +16,10 @@ export function findUserById(trx: TenantTx, id: number): Promise<UserRecord | un
 }
 
 // GET /v1/me runs this on every request: compiled once (db/driver/precompiled.ts). The join lives in
-// svc_current_user (db/functions/svc_current_user.sql), planned once per server session even when nothing is
+// svc_signed_in_user (db/functions/svc_signed_in_user.sql), planned once per server session even when nothing is
 // prepared. It is the request's only statement, so its commit travels with it (GET runs read only).
 const userWithTenant = precompiled((_db, params: { id: number }) =>
-  endsReadOnlyTransaction(sql<UserWithTenant>`select * from svc_current_user(${params.id}::bigint)`),
+  endsReadOnlyTransaction(sql<UserWithTenant>`select * from svc_signed_in_user(${params.id}::bigint)`),
 )
 
 export interface UserWithTenant extends UserRecord, TenantPrefixedColumns {}
@@ -28,6 +28,11 @@ export interface UserWithTenant extends UserRecord, TenantPrefixedColumns {}
 export async function findUserWithTenant(trx: TenantTx, id: number): Promise<UserWithTenant | undefined> {
   const [row] = await userWithTenant(trx, { id })
   return row
+}
+
+/** The user whose login id is exactly `userLoginId` (as login resolves it: case-sensitive, unique in the tenant). */
+export function findUserByLoginId(trx: TenantTx, userLoginId: string): Promise<UserRecord | undefined> {
+  return trx.selectFrom('users').select(USER_COLUMNS).where('userLoginId', '=', userLoginId).executeTakeFirst()
 }
 
 /** The user with its password hash, for credential checks only. */
@@ -83,6 +88,20 @@ export function updateProfile(
   changes: Pick<Updateable<UsersTable>, 'name' | 'phone'>,
 ): Promise<UserRecord | undefined> {
   return updateUser(trx, id, changes)
+}
+
+/**
+ * Marks the user's phone verified, only while it is still `phone` (the number the code went to); false otherwise. A
+ * later change of phone clears the mark again (the users_phone_changed trigger).
+ */
+export async function markPhoneVerified(trx: TenantTx, id: number, phone: string): Promise<boolean> {
+  const result = await trx
+    .updateTable('users')
+    .set({ phoneVerifiedAt: sql`now()`, updatedAt: new Date() })
+    .where('id', '=', id)
+    .where('phone', '=', phone)
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
 }
 
 export function updateAvatarSeed(trx: TenantTx, id: number, avatarSeed: string): Promise<UserRecord | undefined> {

@@ -11,8 +11,9 @@ export const PROBLEM_MEDIA_TYPE = 'application/problem+json'
 const PROBLEM_REFERENCE = { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` }
 
 // The refusals that say when to come back: the address budget and the login lockout (lib/auth), the daily SMS
-// quota (lib/sms/create-message.ts) and 503 (lib/http/problem.ts `serviceUnavailable`).
-const SENDS_RETRY_AFTER = new Set<ErrorCode>(['AUTH_018', 'RATE_LIMITED', 'SMS_QUOTA_EXCEEDED', 'SERVICE_UNAVAILABLE'])
+// quota (lib/sms/create-message.ts), the one-time code limits (lib/otp) and 503 (lib/http/problem.ts
+// `serviceUnavailable`).
+const SENDS_RETRY_AFTER = new Set<ErrorCode>(['AUTH_018', 'RATE_LIMITED', 'OTP_RATE_LIMITED', 'SMS_QUOTA_EXCEEDED', 'SERVICE_UNAVAILABLE'])
 
 const EXAMPLE_REQUEST_ID = '0b5f6c1e-7d2a-4f43-9a51-2c8e0f9d3b17'
 

@@ -38,7 +38,7 @@ describe('isAuthSkipped', () => {
   })
 
   it('lists exactly the prefixes that never read a token', () => {
-    expect([...AUTH_SKIP_PREFIXES].sort()).toEqual(['/actuator', '/v1/login', '/v1/oauth2', '/v1/refresh', '/v1/register'])
+    expect([...AUTH_SKIP_PREFIXES].sort()).toEqual(['/actuator', '/v1/login', '/v1/oauth2', '/v1/password', '/v1/refresh', '/v1/register'])
   })
 })
 
@@ -397,7 +397,7 @@ describe('auth plugin', () => {
         RUNTIME_ROLE,
         expect.stringMatching(RUNTIME_TIMEOUT),
         expect.stringMatching(/^select svc_request_scope\(/),
-        expect.stringMatching(/^select \* from svc_current_user\(\$1::bigint\)/),
+        expect.stringMatching(/^select \* from svc_signed_in_user\(\$1::bigint\)/),
         'commit',
       ])
       // The commit the plugin sends at the end was answered by the client: it left with the read.

@@ -88,6 +88,7 @@ describe('GET /v1/me', () => {
       userLoginId: caller.user.userLoginId,
       name: caller.user.name,
       phone: null,
+      phoneVerifiedAt: null,
       email: caller.user.userLoginId,
       role: 'INSTRUCTOR',
       tenantSlug: tenant.slug,

@@ -18,6 +18,7 @@ const FULL_USER_FIELDS = [
   'id',
   'name',
   'phone',
+  'phoneVerifiedAt',
   'role',
   'tenantCustomDomain',
   'tenantCustomId',

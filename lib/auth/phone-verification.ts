@@ -1,0 +1,67 @@
+import type { Kysely } from 'kysely'
+import { findTenantById } from '../../db/repos/tenants.js'
+import { lockUser, markPhoneVerified } from '../../db/repos/users.js'
+import type { DB } from '../../db/schema.js'
+import { withRequestTransaction, type RequestScope, type TenantTx } from '../../db/tenant-transaction.js'
+import { recordAuditEvent, type AuditEvent, type AuditOrigin } from '../audit/record.js'
+import { AppError } from '../errors.js'
+import { checkCode, useUpCode } from '../otp/check-code.js'
+import type { CodeBinding } from '../otp/codes.js'
+import { issueCode, type CodeIssuing, type IssuedCode } from '../otp/issue-code.js'
+import type { OneTimeCodeSettings } from '../otp/settings.js'
+import { maskPhone } from '../sms/phone.js'
+import { currentUserMissing, findCurrentUser } from './current-user.js'
+
+export interface PhoneOwner {
+  tenantId: number
+  userId: number
+}
+
+/** PHONE_VERIFIED: the number masked, never whole. */
+export function phoneVerified(userId: number, phone: string): AuditEvent {
+  return { type: 'PHONE_VERIFIED', targetId: userId, details: { phone: maskPhone(phone) } }
+}
+
+/**
+ * POST /v1/me/phone/verification, in the request transaction: a code to the phone on the caller's profile
+ * (PHONE_REQUIRED without one), with the limits of lib/otp/issue-code.ts. The caller kicks the dispatcher after
+ * the commit.
+ */
+export async function requestPhoneVerification(trx: TenantTx, issuing: CodeIssuing, owner: PhoneOwner): Promise<IssuedCode> {
+  const user = await findCurrentUser(trx, owner.userId)
+  if (user.phone === null) throw new AppError('PHONE_REQUIRED')
+  const tenant = await findTenantById(trx, owner.tenantId)
+  if (!tenant) throw new AppError('INTERNAL_ERROR', 'user without a tenant')
+  const { tenantId, userId } = owner
+  return issueCode(trx, issuing, { tenantId, userId, purpose: 'PHONE_VERIFICATION', phone: user.phone, tenantName: tenant.name })
+}
+
+/**
+ * POST /v1/me/phone/verification/confirm, before the request transaction opens, in a transaction of its own that
+ * checks the access token as the request's would: it commits even when the code is refused, so a wrong try counts
+ * (a rolled-back try would give an attacker unlimited guesses). The user's row is locked first, as a change of phone
+ * locks it before its trigger deletes the codes, so the two never wait for each other in opposite order.
+ *
+ * A valid code for the current number is used up, the phone marked verified, and PHONE_VERIFIED recorded; anything
+ * else answers OTP_INVALID.
+ */
+export async function confirmPhoneVerification(
+  db: Kysely<DB>,
+  codes: OneTimeCodeSettings,
+  scope: RequestScope & PhoneOwner,
+  code: string,
+  origin: AuditOrigin,
+): Promise<void> {
+  const verified = await withRequestTransaction(db, scope, async (trx) => {
+    const user = await lockUser(trx, scope.userId)
+    if (!user) throw currentUserMissing()
+    if (user.phone === null) return false
+    const binding: CodeBinding = { tenantId: scope.tenantId, userId: scope.userId, purpose: 'PHONE_VERIFICATION', phone: user.phone }
+    if ((await checkCode(trx, codes, binding, code)) !== 'valid') return false
+    await useUpCode(trx, binding)
+    await markPhoneVerified(trx, scope.userId, user.phone)
+    await recordAuditEvent(trx, scope.tenantId, origin, phoneVerified(scope.userId, user.phone))
+    return true
+  })
+  if (!verified) throw new AppError('OTP_INVALID')
+}

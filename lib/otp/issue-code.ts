@@ -1,0 +1,68 @@
+import { countPhoneCode, countUserCode } from '../../db/repos/one-time-code-limits.js'
+import { replaceCode } from '../../db/repos/one-time-codes.js'
+import type { TenantTx } from '../../db/tenant-transaction.js'
+import { AppError } from '../errors.js'
+import { enqueueSystemSms, type SystemSmsSettings } from '../sms/system-messages.js'
+import { generateCode, hashCode, phoneKeyOf, type CodeBinding } from './codes.js'
+import type { OneTimeCodeSettings } from './settings.js'
+import { codeSmsText } from './sms-text.js'
+
+export interface CodeIssuing {
+  codes: OneTimeCodeSettings
+  sms: SystemSmsSettings
+}
+
+/** Whom a code goes to: the binding of its hash, and the academy whose name the SMS carries. */
+export interface CodeRecipient extends CodeBinding {
+  tenantName: string
+}
+
+/** What the caller may tell: seconds until the code expires, and until a new one may be asked for. */
+export interface IssuedCode {
+  expiresIn: number
+  resendAfter: number
+}
+
+function rateLimited(retryAfterSeconds: number, detail: string): AppError {
+  return new AppError('OTP_RATE_LIMITED', detail, { headers: { 'retry-after': String(Math.max(1, retryAfterSeconds)) } })
+}
+
+/**
+ * Issues a new code for (user, purpose) in `trx`, the caller's transaction, and queues its SMS to `recipient.phone`
+ * through the outbox; the caller kicks the dispatcher after its commit. The code itself leaves this function only in
+ * the SMS text: the row keeps its keyed hash, and the outbox erases the text once the provider has it.
+ *
+ * Refused with OTP_RATE_LIMITED (Retry-After) within the resend interval of the slot's previous code, and beyond the
+ * daily limit of the user or of the phone number (across tenants: the brake on SMS pumping), until the next local
+ * midnight. The SMS is queued last because it reserves the tenant's daily quota, whose row stays locked until the
+ * transaction ends; beyond that quota the transaction fails (SMS_QUOTA_EXCEEDED). Every refusal is a thrown error, so
+ * the caller's transaction rolls back whatever this counted.
+ */
+export async function issueCode(trx: TenantTx, issuing: CodeIssuing, recipient: CodeRecipient): Promise<IssuedCode> {
+  const { codes } = issuing
+  const code = generateCode()
+  const replaced = await replaceCode(trx, {
+    tenantId: recipient.tenantId,
+    userId: recipient.userId,
+    purpose: recipient.purpose,
+    codeHash: hashCode(codes.key, recipient, code),
+    phone: recipient.phone,
+    ttlSeconds: codes.ttlSeconds,
+    resendSeconds: codes.resendSeconds,
+  })
+  if (replaced.expiresAt === null) throw rateLimited(replaced.secondsToResend, 'A code was sent moments ago; wait before asking again.')
+
+  const perUser = await countUserCode(trx, recipient, codes.dailyLimit, codes.timeZone)
+  if (!perUser.counted) throw rateLimited(perUser.secondsToNextDay, 'Too many codes today for this account.')
+  const perPhone = await countPhoneCode(trx, phoneKeyOf(codes.key, recipient.phone), codes.dailyLimit, codes.timeZone)
+  if (!perPhone.counted) throw rateLimited(perPhone.secondsToNextDay, 'Too many codes today for this phone number.')
+
+  await enqueueSystemSms(trx, issuing.sms, {
+    tenantId: recipient.tenantId,
+    to: recipient.phone,
+    text: codeSmsText(recipient.tenantName, recipient.purpose, code, codes.ttlSeconds),
+    kind: 'VERIFICATION_CODE',
+    expiresAt: replaced.expiresAt,
+  })
+  return { expiresIn: codes.ttlSeconds, resendAfter: codes.resendSeconds }
+}

@@ -1,0 +1,23 @@
+import fp from 'fastify-plugin'
+import { recoveryRequests, type RecoveryRequests } from '../lib/auth/recovery-requests.js'
+import { secondFactors } from '../lib/auth/second-factor.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Password-reset code requests, worked off after their answer (lib/auth/recovery-requests.ts). */
+    passwordRecovery: RecoveryRequests
+  }
+}
+
+export default fp(
+  async (app) => {
+    const deps = { db: app.db, env: app.env, issuing: app.oneTimeCodes, secondFactor: secondFactors }
+    const requests = recoveryRequests(deps, () => app.dispatcher.kick())
+    app.decorate('passwordRecovery', requests)
+    // Before the pool closes (the db plugin's hook runs last): requests already answered still get their code.
+    app.addHook('onClose', async () => {
+      await requests.settled()
+    })
+  },
+  { name: 'password-recovery', dependencies: ['env', 'db', 'one-time-codes', 'dispatcher'] },
+)

@@ -1,0 +1,142 @@
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { strongPassword } from '../auth-fixtures.js'
+import { fakeExtSmsCredentials, useProviderTestBed } from '../dispatch-test-bed.js'
+import type { FakeSentMessage } from '../fakes/extsms-server.js'
+import { codeIn, createAcademy, insertMember, otherCode, SYSTEM_SENDER } from '../routes/recovery/recovery-bed.js'
+import { launchChromium, missingBrowser } from './chromium.js'
+import { startService, type Service } from './service.js'
+import { startStaticSite, type StaticSite } from './static-site.js'
+
+/**
+ * Self-service password recovery in a real browser: an SPA on a listed origin (site/recovery.html, spa.js plus the
+ * recovery calls) asks for a code, the service sends it by SMS to the loopback fake of the live provider, the user
+ * types it into the page, resets, and signs in with the new password, all with cookies alone. The session the
+ * browser held before the reset ends with it.
+ *
+ * The service runs its own dispatcher, as in production (the code goes out after forgot has answered, kicked by
+ * that work), so it works on a database of its own: dispatch claims due messages of every tenant, and another
+ * file's service dispatching on the project's database must neither take this file's code nor hand its messages
+ * to this file's fake.
+ */
+
+const missing = missingBrowser()
+if (missing) console.warn(`[browser] suite skipped: ${missing}`)
+const describeBrowser = missing ? (name: string, fn: () => void) => describe.skip(`${name} [skipped: ${missing}]`, fn) : describe
+
+/** What spa.js answers: the service's answer as the page can read it, or the browser's refusal. */
+interface Answer {
+  status?: number
+  body?: any
+  requestId?: string | null
+  replayed?: string | null
+  failed?: string
+}
+type SpaCall = 'login' | 'me' | 'refresh' | 'forgot' | 'reset'
+
+function call(page: Page, name: SpaCall, ...args: unknown[]): Promise<Answer> {
+  return page.evaluate(
+    ({ name, args }) => (globalThis as unknown as { spa: Record<string, (...rest: unknown[]) => Promise<Answer>> }).spa[name]!(...args),
+    { name, args },
+  )
+}
+
+describeBrowser('a browser SPA recovering a forgotten password (cookies only)', () => {
+  const provider = useProviderTestBed()
+  let browser: Browser
+  let site: StaticSite
+  let service: Service
+  let context: BrowserContext
+
+  beforeAll(async () => {
+    ;[browser, site] = await Promise.all([launchChromium(), startStaticSite()])
+    service = await startService({
+      DATABASE_URL: provider.iso.url,
+      SVC_CORS_ORIGINS: site.origin(),
+      SVC_SMS_DISPATCHER: 'on',
+      SVC_SMS_PROVIDER: 'extsms',
+      SVC_SMS_EXTSMS_API_KEY: fakeExtSmsCredentials.apiKey,
+      SVC_SMS_EXTSMS_API_SECRET: fakeExtSmsCredentials.apiSecret,
+      SVC_SMS_EXTSMS_BASE_URL: provider.fake.url,
+      SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 'browser-recovery-webhook',
+      SVC_SMS_SYSTEM_SENDER: SYSTEM_SENDER,
+    })
+    context = await browser.newContext()
+  })
+
+  // Registered after the provider bed's hooks, so these run first: the service stops before its database goes.
+  afterAll(async () => {
+    await context?.close()
+    await Promise.all([browser?.close(), service?.close(), site?.close()])
+  })
+
+  /** The SMS the phone receives: what the fake provider was handed, once the service's dispatcher has sent it. */
+  async function smsTo(phone: string): Promise<FakeSentMessage> {
+    return vi.waitFor(
+      () => {
+        const sent = provider.fake.sentMessages.filter((message) => message.to === phone)
+        expect(sent, `an SMS to ${phone}`).toHaveLength(1)
+        return sent[0]!
+      },
+      { timeout: 10_000, interval: 50 },
+    )
+  }
+
+  const accessCookie = async () => (await context.cookies(service.url)).find((cookie) => cookie.name === 'svc_access_token')?.value
+
+  it('a user asks for a code, reads it by SMS, resets, and signs in with the new password; the earlier session ends', async () => {
+    const tenant = await createAcademy(provider.iso.owner)
+    const member = await insertMember(provider.iso.owner, tenant)
+    const account = { userLoginId: member.userLoginId, customId: tenant.customId }
+    const requests: Request[] = []
+    context.on('request', (request) => {
+      if (request.url().startsWith(service.url)) requests.push(request)
+    })
+    const page = await context.newPage()
+    await page.goto(`${site.origin()}/recovery.html?api=${encodeURIComponent(service.url)}`)
+
+    // Signed in earlier, in this browser, with the password about to be forgotten.
+    expect((await call(page, 'login', { ...account, password: member.password })).status).toBe(200)
+    expect((await call(page, 'me')).status).toBe(200)
+    const earlierAccess = await accessCookie()
+    expect(earlierAccess).toBeTruthy()
+
+    expect(await call(page, 'forgot', account)).toEqual({ status: 202, body: { expiresIn: 300 }, requestId: expect.any(String), replayed: null })
+    const sms = await smsTo(member.phone!)
+    expect(sms).toMatchObject({ from: SYSTEM_SENDER, type: 'SMS' })
+    expect(sms.text).toContain(tenant.name)
+    const code = codeIn(sms.text)
+
+    // A mistyped code: refused, readable by the page (the problem carries the CORS headers too), and nothing changed.
+    const newPassword = strongPassword()
+    const mistyped = await call(page, 'reset', { ...account, code: otherCode(code), newPassword })
+    expect([mistyped.status, mistyped.body?.code]).toEqual([400, 'OTP_INVALID'])
+    expect((await call(page, 'me')).status).toBe(200)
+
+    const reset = await call(page, 'reset', { ...account, code, newPassword })
+    expect([reset.status, reset.body]).toEqual([204, null])
+
+    // The earlier session's cookies are still in the jar and still sent, and no longer sign anyone in.
+    expect(await accessCookie()).toBe(earlierAccess)
+    const earlier = await call(page, 'me')
+    expect([earlier.status, earlier.body?.code]).toEqual([401, 'AUTH_004'])
+    const earlierRefresh = await call(page, 'refresh')
+    expect([earlierRefresh.status, earlierRefresh.body?.code]).toEqual([401, 'AUTH_007'])
+
+    const oldPassword = await call(page, 'login', { ...account, password: member.password })
+    expect([oldPassword.status, oldPassword.body?.code]).toEqual([401, 'AUTH_001'])
+    const signedIn = await call(page, 'login', { ...account, password: newPassword })
+    expect(signedIn.status).toBe(200)
+    expect(signedIn.body.user).toMatchObject({ id: member.id, userLoginId: member.userLoginId })
+    expect(await accessCookie()).not.toBe(earlierAccess)
+    const me = await call(page, 'me')
+    expect(me.status).toBe(200)
+    expect(me.body).toMatchObject({ id: member.id, userLoginId: member.userLoginId, phoneVerifiedAt: expect.any(String) })
+
+    // Cookies alone: the page can read no token and sent no Authorization header.
+    expect(await page.evaluate('document.cookie')).toBe('')
+    const sentHeaders = await Promise.all(requests.map((request) => request.allHeaders()))
+    expect(sentHeaders.length).toBeGreaterThan(0)
+    expect(sentHeaders.filter((headers) => headers.authorization !== undefined)).toEqual([])
+  })
+})
