@@ -1,10 +1,11 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { strongPassword } from '../auth-fixtures.js'
 import { fakeExtSmsCredentials, useProviderTestBed } from '../dispatch-test-bed.js'
 import type { FakeSentMessage } from '../fakes/extsms-server.js'
 import { codeIn, createAcademy, insertMember, otherCode, SYSTEM_SENDER } from '../routes/recovery/recovery-bed.js'
-import { launchChromium, missingBrowser } from './chromium.js'
+import { launchChromium } from './chromium.js'
+import { callSpa, describeBrowser, type Answer } from './spa-page.js'
 import { startService, type Service } from './service.js'
 import { startStaticSite, type StaticSite } from './static-site.js'
 
@@ -20,25 +21,10 @@ import { startStaticSite, type StaticSite } from './static-site.js'
  * to this file's fake.
  */
 
-const missing = missingBrowser()
-if (missing) console.warn(`[browser] suite skipped: ${missing}`)
-const describeBrowser = missing ? (name: string, fn: () => void) => describe.skip(`${name} [skipped: ${missing}]`, fn) : describe
-
-/** What spa.js answers: the service's answer as the page can read it, or the browser's refusal. */
-interface Answer {
-  status?: number
-  body?: any
-  requestId?: string | null
-  replayed?: string | null
-  failed?: string
-}
 type SpaCall = 'login' | 'me' | 'refresh' | 'forgot' | 'reset'
 
 function call(page: Page, name: SpaCall, ...args: unknown[]): Promise<Answer> {
-  return page.evaluate(
-    ({ name, args }) => (globalThis as unknown as { spa: Record<string, (...rest: unknown[]) => Promise<Answer>> }).spa[name]!(...args),
-    { name, args },
-  )
+  return callSpa(page, name, ...args)
 }
 
 describeBrowser('a browser SPA recovering a forgotten password (cookies only)', () => {

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { insertUserWithPassword } from '../auth-fixtures.js'
 import { createTenant, owner as ownerDb } from '../fixtures.js'
-import { launchChromium, missingBrowser } from './chromium.js'
+import { launchChromium } from './chromium.js'
+import { callSpa, describeBrowser, type Answer } from './spa-page.js'
 import { startService, type Service } from './service.js'
 import { startStaticSite, type StaticSite } from './static-site.js'
 
@@ -20,18 +21,6 @@ import { startStaticSite, type StaticSite } from './static-site.js'
  *   attacker           http://localhost:<port>   another site (host names differ; ports never make a site)
  */
 
-const missing = missingBrowser()
-if (missing) console.warn(`[browser] suite skipped: ${missing}`)
-const describeBrowser = missing ? (name: string, fn: () => void) => describe.skip(`${name} [skipped: ${missing}]`, fn) : describe
-
-/** What spa.js answers: the service's answer as the page can read it, or the browser's refusal. */
-interface Answer {
-  status?: number
-  body?: any
-  requestId?: string | null
-  replayed?: string | null
-  failed?: string
-}
 type SpaCall = 'login' | 'me' | 'refresh' | 'send' | 'history' | 'message' | 'logout'
 
 const message = (extra: Record<string, unknown> = {}) => ({
@@ -48,10 +37,7 @@ async function signInDetails() {
 }
 
 function call(page: Page, name: SpaCall, ...args: unknown[]): Promise<Answer> {
-  return page.evaluate(
-    ({ name, args }) => (globalThis as unknown as { spa: Record<string, (...rest: unknown[]) => Promise<Answer>> }).spa[name]!(...args),
-    { name, args },
-  )
+  return callSpa(page, name, ...args)
 }
 
 /** The SPA page served from `origin`, talking to the service at `api`. */

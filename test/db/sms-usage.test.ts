@@ -11,6 +11,7 @@ import { until } from '../auth-fixtures.js'
 import { insertTenantAndSender } from '../dispatch-fixtures.js'
 import { itConcurrent, itPostgres } from '../helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
+import { NO_USAGE } from '../usage-fixtures.js'
 
 type Tenant = Awaited<ReturnType<typeof insertTenantAndSender>>
 
@@ -27,18 +28,7 @@ interface MessageSpec {
 
 const SEOUL = 'Asia/Seoul'
 const PRICE = { SMS: 20, LMS: 50 }
-const NONE = {
-  messages: 0,
-  recipients: 0,
-  sms: 0,
-  lms: 0,
-  segments: 0,
-  estimatedCost: 0,
-  delivered: 0,
-  failed: 0,
-  optedOut: 0,
-  verificationCodes: 0,
-}
+const NONE = NO_USAGE
 type UsageFigures = typeof NONE
 type UsageDay = UsageFigures & { date: string }
 const figures = (some: Partial<UsageFigures>): UsageFigures => ({ ...NONE, ...some })

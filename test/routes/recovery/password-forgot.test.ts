@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectProblem, registerOwner, uniqueAddress } from '../../auth-fixtures.js'
 import { buildTestApp, itConcurrent } from '../../helper.js'
-import { codeIn, createAcademy, insertMember, sentTo, storedCode, SYSTEM_SENDER, uniquePhone, useRecoveryBed } from './recovery-bed.js'
+import { buildAppWithoutSender, codeIn, createAcademy, insertMember, sentTo, storedCode, SYSTEM_SENDER, uniquePhone, useRecoveryBed } from './recovery-bed.js'
 
 const bed = useRecoveryBed({ SVC_OTP_DAILY_LIMIT: '2' })
 
@@ -151,15 +151,7 @@ describe('POST /v1/password/forgot', () => {
 describe('POST /v1/password/forgot with the live provider and no sender number', () => {
   let app: FastifyInstance
   beforeAll(async () => {
-    // No system sender: the academy's own APPROVED number would be used, and this one has none.
-    app = await buildTestApp({
-      DATABASE_URL: bed.provider.iso.url,
-      SVC_SMS_PROVIDER: 'extsms',
-      SVC_SMS_EXTSMS_API_KEY: 'k',
-      SVC_SMS_EXTSMS_API_SECRET: 's',
-      SVC_SMS_EXTSMS_BASE_URL: 'http://127.0.0.1:9',
-      SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 't',
-    })
+    app = await buildAppWithoutSender(bed)
   })
   afterAll(async () => {
     await app?.close()

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectProblem } from '../../auth-fixtures.js'
-import { buildTestApp } from '../../helper.js'
 import {
   bearerFor,
+  buildAppWithoutSender,
   codeIn,
   codeSentTo,
   createAcademy,
@@ -246,15 +246,7 @@ describe('POST /v1/me/phone/verification and /confirm', () => {
 describe('POST /v1/me/phone/verification with the live provider and no sender number', () => {
   let app: FastifyInstance
   beforeAll(async () => {
-    // No system sender: the tenant's own APPROVED number would be used, and this tenant has none.
-    app = await buildTestApp({
-      DATABASE_URL: bed.provider.iso.url,
-      SVC_SMS_PROVIDER: 'extsms',
-      SVC_SMS_EXTSMS_API_KEY: 'k',
-      SVC_SMS_EXTSMS_API_SECRET: 's',
-      SVC_SMS_EXTSMS_BASE_URL: 'http://127.0.0.1:9',
-      SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 't',
-    })
+    app = await buildAppWithoutSender(bed)
   })
   afterAll(async () => {
     await app?.close()

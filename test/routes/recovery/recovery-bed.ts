@@ -9,7 +9,7 @@ import { normalizePhone } from '../../../lib/sms/phone.js'
 import { fakeExtSmsCredentials, useProviderTestBed, type ProviderTestBed } from '../../dispatch-test-bed.js'
 import { strongPassword } from '../../auth-fixtures.js'
 import type { FakeSentMessage } from '../../fakes/extsms-server.js'
-import { buildAppLoggingTo, testEnv } from '../../helper.js'
+import { buildAppLoggingTo, buildTestApp, testEnv } from '../../helper.js'
 
 /** The number the service's own messages come from in these tests (SVC_SMS_SYSTEM_SENDER). */
 export const SYSTEM_SENDER = '15881234'
@@ -161,4 +161,19 @@ export function storedCode(owner: Kysely<DB>, userId: number, purpose: OneTimeCo
 /** A code that is not `code`: the same six digits shifted by one. */
 export function otherCode(code: string): string {
   return String((Number(code) + 1) % 1_000_000).padStart(6, '0')
+}
+
+/**
+ * The app on the bed's database with the live provider and no system sender: the academy's own APPROVED number
+ * would be used, and a new academy has none (SENDER_SETTING_NOT_APPROVED). The provider is never reached.
+ */
+export function buildAppWithoutSender(bed: RecoveryBed): Promise<FastifyInstance> {
+  return buildTestApp({
+    DATABASE_URL: bed.provider.iso.url,
+    SVC_SMS_PROVIDER: 'extsms',
+    SVC_SMS_EXTSMS_API_KEY: 'k',
+    SVC_SMS_EXTSMS_API_SECRET: 's',
+    SVC_SMS_EXTSMS_BASE_URL: 'http://127.0.0.1:9',
+    SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 't',
+  })
 }

@@ -11,19 +11,9 @@ import { isolatedDatabase } from '../../isolated-database.js'
 import { insertMessageRow, minutesFromNow, phones, recipients, send } from '../../sms-send-fixtures.js'
 import { academy, type Actor } from '../../staff-fixtures.js'
 import { UsageReportSchema } from '../../../routes/v1/sms/usage.schemas.js'
+import { NO_USAGE } from '../../usage-fixtures.js'
 
-const NONE = {
-  messages: 0,
-  recipients: 0,
-  sms: 0,
-  lms: 0,
-  segments: 0,
-  estimatedCost: 0,
-  delivered: 0,
-  failed: 0,
-  optedOut: 0,
-  verificationCodes: 0,
-}
+const NONE = NO_USAGE
 type Figures = typeof NONE
 const figures = (some: Partial<Figures>): Figures => ({ ...NONE, ...some })
 
