@@ -1,27 +1,12 @@
 import type { FastifyInstance } from 'fastify'
-import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectProblem, login, uniqueAddress, type Response } from '../auth-fixtures.js'
 import { configProblems } from '../config-problems.js'
 import { owner, unique } from '../fixtures.js'
 import { buildAppWith } from '../helper.js'
+import { inOneRateWindow } from '../rate-window.js'
 
 const LIMIT = 3
-
-const minute = async () =>
-  (await sql<{ minute: Date }>`select date_trunc('minute', now()) as minute`.execute(owner())).rows[0]!.minute.getTime()
-
-/** Runs `scenario` again (once) when the one-minute rate window turned over while it ran. */
-async function inOneWindow(scenario: () => Promise<void>): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const before = await minute()
-    try {
-      return await scenario()
-    } catch (error) {
-      if (attempt > 0 || (await minute()) === before) throw error
-    }
-  }
-}
 
 const badLogin = (app: FastifyInstance, remoteAddress: string, forwardedFor?: string) =>
   login(
@@ -56,7 +41,7 @@ describe('SVC_TRUST_PROXY as a hop count', () => {
   })
 
   it('does not let a client dodge the login address budget by rotating a spoofed left-most entry', async () => {
-    await inOneWindow(async () => {
+    await inOneRateWindow(owner(), async () => {
       const [proxy, client] = [uniqueAddress(), uniqueAddress()]
       for (let request = 0; request < LIMIT; request++) {
         const spoofed = uniqueAddress()
@@ -87,7 +72,7 @@ describe('SVC_TRUST_PROXY as a list of proxy addresses', () => {
   })
 
   it('counts an untrusted peer against its own budget whatever X-Forwarded-For it sends', async () => {
-    await inOneWindow(async () => {
+    await inOneRateWindow(owner(), async () => {
       const peer = uniqueAddress()
       for (let request = 0; request < LIMIT; request++) {
         expectProblem((await badLogin(app.current, peer, uniqueAddress())).response, 401, 'AUTH_001')

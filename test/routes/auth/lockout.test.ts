@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify'
-import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   expectProblem,
@@ -14,6 +13,7 @@ import {
 } from '../../auth-fixtures.js'
 import { createTenant, owner, unique } from '../../fixtures.js'
 import { buildTestApp } from '../../helper.js'
+import { inOneRateWindow } from '../../rate-window.js'
 import { expectLocked, LOCK_SECONDS, LOCKOUT_SETTINGS, MAX_FAILURES } from './lockout-settings.js'
 import { portalUser, sameLoginIdInTwoTenants } from './portal-users.js'
 
@@ -191,25 +191,6 @@ describe('requests per client address', () => {
     await Promise.all([app?.close(), sibling?.close()])
   })
 
-  const minute = async () =>
-    (await sql<{ minute: Date }>`select date_trunc('minute', now()) as minute`.execute(owner())).rows[0]!.minute.getTime()
-
-  /**
-   * The limiter counts per one-minute window. Runs `scenario` with a fresh address and repeats it (once) when the
-   * window turned over while it ran, so a minute boundary never decides the outcome.
-   */
-  async function inOneWindow(scenario: (address: string) => Promise<void>): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const before = await minute()
-      try {
-        await scenario(uniqueAddress())
-        return
-      } catch (error) {
-        if (attempt > 0 || (await minute()) === before) throw error
-      }
-    }
-  }
-
   const badLogin = (target: FastifyInstance, remoteAddress: string) =>
     login(target, { userLoginId: unique('nobody'), password: 'irrelevant-1' }, { remoteAddress })
 
@@ -223,7 +204,7 @@ describe('requests per client address', () => {
   it('answers AUTH_018 to the login beyond the limit, with Retry-After, even with the right password', async () => {
     const tenant = await createTenant()
     const user = await insertUserWithPassword(tenant)
-    await inOneWindow(async (address) => {
+    await inOneRateWindow(owner(), async (address) => {
       for (let request = 0; request < LIMIT; request++) {
         expectProblem((await badLogin(app, address)).response, 401, 'AUTH_001')
       }
@@ -236,7 +217,7 @@ describe('requests per client address', () => {
 
   it('answers RATE_LIMITED to registrations beyond the limit', async () => {
     const tenant = await createTenant()
-    await inOneWindow(async (address) => {
+    await inOneRateWindow(owner(), async (address) => {
       for (let request = 0; request < LIMIT; request++) {
         expect((await registerStudent(app, tenant.slug, {}, { remoteAddress: address })).response.statusCode).toBe(201)
       }
@@ -249,7 +230,7 @@ describe('requests per client address', () => {
     const tenant = await createTenant()
     const user = await insertUserWithPassword(tenant)
     const signedIn = await login(app, { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }, { remoteAddress: uniqueAddress() })
-    await inOneWindow(async (address) => {
+    await inOneRateWindow(owner(), async (address) => {
       for (let request = 0; request < LIMIT; request++) {
         expectProblem((await refresh(app, 'not-a-token', { remoteAddress: address })).response, 401, 'AUTH_006')
       }
@@ -261,7 +242,7 @@ describe('requests per client address', () => {
 
   it('shares one budget between login, registration and refresh', async () => {
     const tenant = await createTenant()
-    await inOneWindow(async (address) => {
+    await inOneRateWindow(owner(), async (address) => {
       expectProblem((await badLogin(app, address)).response, 401, 'AUTH_001')
       expect((await registerStudent(app, tenant.slug, {}, { remoteAddress: address })).response.statusCode).toBe(201)
       expectProblem((await refresh(app, 'not-a-token', { remoteAddress: address })).response, 401, 'AUTH_006')
@@ -270,7 +251,7 @@ describe('requests per client address', () => {
   })
 
   it('shares the budget between instances through PostgreSQL', async () => {
-    await inOneWindow(async (address) => {
+    await inOneRateWindow(owner(), async (address) => {
       expectProblem((await badLogin(app, address)).response, 401, 'AUTH_001')
       expectProblem((await badLogin(sibling, address)).response, 401, 'AUTH_001')
       expectProblem((await badLogin(app, address)).response, 401, 'AUTH_001')
@@ -281,7 +262,7 @@ describe('requests per client address', () => {
   it('does not count authenticated requests elsewhere', async () => {
     const tenant = await createTenant()
     const user = await insertUserWithPassword(tenant)
-    await inOneWindow(async (address) => {
+    await inOneRateWindow(owner(), async (address) => {
       const signedIn = await login(app, { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }, { remoteAddress: address })
       for (let request = 0; request < LIMIT + 2; request++) {
         const sessions = await app.inject({ method: 'GET', url: '/v1/me/sessions', headers: signedIn.bearer, remoteAddress: address })

@@ -2,8 +2,9 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { expectProblem, registerOwner, uniqueAddress } from '../../auth-fixtures.js'
+import { expectProblem, registerOwner } from '../../auth-fixtures.js'
 import { buildTestApp, itConcurrent } from '../../helper.js'
+import { inOneRateWindow } from '../../rate-window.js'
 import { buildAppWithoutSender, codeIn, createAcademy, insertMember, sentTo, storedCode, SYSTEM_SENDER, uniquePhone, useRecoveryBed } from './recovery-bed.js'
 
 const bed = useRecoveryBed({ SVC_OTP_DAILY_LIMIT: '2' })
@@ -190,25 +191,10 @@ describe('POST /v1/password/forgot and /reset on the per-address budget', () => 
     await app?.close()
   })
 
-  const minute = async () => (await sql<{ minute: Date }>`select date_trunc('minute', now()) as minute`.execute(bed.owner)).rows[0]!.minute.getTime()
-
-  /** Runs `scenario` with a fresh address, once more if the minute window turned over meanwhile. */
-  async function inOneWindow(scenario: (address: string) => Promise<void>): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const before = await minute()
-      try {
-        await scenario(uniqueAddress())
-        return
-      } catch (error) {
-        if (attempt > 0 || (await minute()) === before) throw error
-      }
-    }
-  }
-
   it('answers RATE_LIMITED with Retry-After beyond the budget, on forgot and on reset, and sends nothing', async () => {
     const tenant = await createAcademy(bed.owner)
     const member = await insertMember(bed.owner, tenant)
-    await inOneWindow(async (remoteAddress) => {
+    await inOneRateWindow(bed.owner, async (remoteAddress) => {
       const entry = { userLoginId: `nobody-${randomBytes(4).toString('hex')}`, customId: tenant.customId }
       for (let request = 0; request < LIMIT; request++) {
         expect((await app.inject({ method: 'POST', url: '/v1/password/forgot', payload: entry, remoteAddress })).statusCode).toBe(202)
