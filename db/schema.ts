@@ -394,6 +394,39 @@ export interface OneTimeCodePhoneDaysTable {
   codes: number
 }
 
+/**
+ * A user's second factors (lib/mfa; RLS). The TOTP secrets are sealed (lib/mfa/sealed-secret.ts), never in clear.
+ * `totpSecret` counts from `totpEnabledAt`; `totpPendingSecret` waits for its first code.
+ */
+export interface UserSecondFactorsTable {
+  tenantId: number
+  userId: number
+  totpSecret: string | null
+  totpEnabledAt: NullableTimestamp
+  /** The last TOTP time step accepted: each step signs in once. */
+  totpLastStep: number | null
+  totpPendingSecret: string | null
+  smsEnabledAt: NullableTimestamp
+  updatedAt: DefaultedTimestamp
+}
+
+/** A user's live recovery codes, a keyed hash each (lib/mfa/recovery-codes.ts; RLS). */
+export interface UserRecoveryCodesTable {
+  tenantId: number
+  userId: number
+  codeHash: string
+  createdAt: Generated<Date>
+}
+
+/** Login attempts whose password was right and whose second step is to come; the token's SHA-256 only (RLS). */
+export interface MfaChallengesTable {
+  tenantId: number
+  tokenHash: string
+  userId: number
+  expiresAt: Timestamp
+  createdAt: Generated<Date>
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -424,4 +457,7 @@ export interface DB {
   oneTimeCodes: OneTimeCodesTable
   oneTimeCodeDays: OneTimeCodeDaysTable
   oneTimeCodePhoneDays: OneTimeCodePhoneDaysTable
+  userSecondFactors: UserSecondFactorsTable
+  userRecoveryCodes: UserRecoveryCodesTable
+  mfaChallenges: MfaChallengesTable
 }

@@ -99,6 +99,8 @@ export const EnvSchema = Type.Object({
   // The key of the codes' hashes and of the per-phone counters (lib/otp/code-key.ts); unset: derived from
   // SVC_JWT_SECRET.
   SVC_OTP_SECRET: Secret(32),
+  // How long the second step of a login with a second factor may come after its password (the mfa cookie's life).
+  SVC_MFA_TOKEN_TTL_SECONDS: Int(300, 60, 3600),
   SVC_LOGIN_MAX_FAILURES: Int(5, 1, 1000),
   SVC_LOGIN_LOCK_SECONDS: Int(900, 1, 86_400),
   SVC_LOGIN_IP_PER_MINUTE: Int(60, 1, 1_000_000),

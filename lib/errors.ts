@@ -32,6 +32,10 @@ export const ERROR_CATALOG = {
   OTP_INVALID: [400, 'Code invalid', 'The code is wrong, expired or already used; ask for a new one.'],
   PHONE_REQUIRED: [400, 'Phone required', 'Add a phone number to the profile first.'],
   MFA_REQUIRED: [400, 'Second factor required', 'This account also needs its second factor (secondFactor).'],
+  MFA_CODE_INVALID: [401, 'Second factor code invalid', 'The code of the second factor is wrong, expired or already used.'],
+  MFA_TOKEN_INVALID: [401, 'Second step expired', 'The sign-in to complete is missing, expired or already completed; sign in again.'],
+  MFA_NOT_ENABLED: [409, 'Second factor not enabled', 'This account has no such second factor enabled.'],
+  PHONE_NOT_VERIFIED: [409, 'Phone not verified', 'Verify the phone on your profile first.'],
   IDEMPOTENCY_KEY_MISSING: [
     400,
     'Idempotency key missing',

@@ -5,6 +5,7 @@ import { ACCESS_COOKIE, REFRESH_COOKIE } from '../lib/auth/cookies.js'
 import { corsOriginList } from '../lib/env.js'
 import { AppError } from '../lib/errors.js'
 import { policyOf } from '../lib/http/access.js'
+import { MFA_COOKIE } from '../lib/mfa/mfa-token.js'
 
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -26,6 +27,8 @@ function authenticatedByCookie(request: FastifyRequest): boolean {
   switch (policyOf(request.routeOptions.config).csrfCookie) {
     case 'refresh':
       return Boolean(request.cookies[REFRESH_COOKIE])
+    case 'mfa':
+      return Boolean(request.cookies[MFA_COOKIE])
     case 'access':
       return bearerToken(request) === undefined && Boolean(request.cookies[ACCESS_COOKIE])
     case null:

@@ -1,6 +1,5 @@
 import fp from 'fastify-plugin'
 import { recoveryRequests, type RecoveryRequests } from '../lib/auth/recovery-requests.js'
-import { secondFactors } from '../lib/auth/second-factor.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,7 +10,7 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    const deps = { db: app.db, env: app.env, issuing: app.oneTimeCodes, secondFactor: secondFactors }
+    const deps = { db: app.db, env: app.env, issuing: app.oneTimeCodes, secondFactor: app.secondFactors }
     const requests = recoveryRequests(deps, () => app.dispatcher.kick())
     app.decorate('passwordRecovery', requests)
     // Before the pool closes (the db plugin's hook runs last): requests already answered still get their code.
@@ -19,5 +18,5 @@ export default fp(
       await requests.settled()
     })
   },
-  { name: 'password-recovery', dependencies: ['env', 'db', 'one-time-codes', 'dispatcher'] },
+  { name: 'password-recovery', dependencies: ['env', 'db', 'one-time-codes', 'second-factor', 'dispatcher'] },
 )

@@ -5,6 +5,7 @@ import type { ErrorCode } from '../lib/errors.js'
 import { PROBLEM_SCHEMA_ID, ProblemSchema } from '../lib/http/problem-schema.js'
 import { documentRoute } from '../lib/openapi/document-route.js'
 import { finishDocument } from '../lib/openapi/finish-document.js'
+import type { CookieEffect } from '../lib/openapi/response-headers.js'
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -13,8 +14,8 @@ declare module 'fastify' {
      * idempotency, CSRF, body checks) are derived from the route's config and need no entry.
      */
     problems?: readonly ErrorCode[]
-    /** OpenAPI only: the answer sets both token cookies, or clears them. */
-    setsCookies?: 'tokens' | 'cleared'
+    /** OpenAPI only: what the answer does with the cookies (lib/openapi/response-headers.ts). */
+    setsCookies?: CookieEffect
   }
 }
 
@@ -41,6 +42,7 @@ export default fp(
         tags: [
           { name: 'auth', description: 'Registration, login, token refresh and logout' },
           { name: 'me', description: "The signed-in user's profile, password and avatar" },
+          { name: 'mfa', description: "The signed-in user's second factors: authenticator app, SMS codes, recovery codes" },
           { name: 'sessions', description: "The signed-in user's sessions (devices)" },
           { name: 'sms', description: 'Sends, history, recipient groups and the sender number' },
           { name: 'sms-templates', description: 'Reusable message templates' },

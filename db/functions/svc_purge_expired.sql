@@ -32,6 +32,9 @@ begin
   get diagnostics n = row_count; purged := purged + n;
   delete from one_time_code_phone_days where day < (now() at time zone 'UTC')::date - 1;
   get diagnostics n = row_count; purged := purged + n;
+  -- The second step of a login (lib/auth/login-second-step.ts): an expired challenge opens nothing.
+  delete from mfa_challenges where expires_at < now();
+  get diagnostics n = row_count; purged := purged + n;
   return purged;
 end
 $$;

@@ -45,6 +45,17 @@ export async function clearUserLoginFailures(trx: TenantTx, key: UserKey): Promi
   await trx.deleteFrom('userLoginFailures').where('tenantId', '=', key.tenantId).where('userId', '=', key.userId).execute()
 }
 
+/**
+ * Takes back the count of one admitted attempt that proved the password without signing in yet (a second step
+ * follows): the password was no failure, but the failures before it stay, so a known password never wipes the
+ * count of guessed second-factor codes.
+ */
+export async function settleUserAttempt(trx: TenantTx, key: UserKey): Promise<void> {
+  await sql`
+    update user_login_failures set failures = greatest(failures - 1, 0), updated_at = now()
+    where tenant_id = ${key.tenantId} and user_id = ${key.userId} and locked_until is null`.execute(trx)
+}
+
 /** Fixed one-minute window per key; returns the hits so far in this window and when it ends. */
 export async function hitRateWindow(db: Kysely<DB>, key: string): Promise<{ hits: number; resetsAt: Date }> {
   const { rows } = await sql<{ hits: number; windowStart: Date }>`

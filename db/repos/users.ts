@@ -35,17 +35,24 @@ export function findUserByLoginId(trx: TenantTx, userLoginId: string): Promise<U
   return trx.selectFrom('users').select(USER_COLUMNS).where('userLoginId', '=', userLoginId).executeTakeFirst()
 }
 
-/** The user with its password hash, for credential checks only. */
+// Whether the user has a second factor enabled (lib/mfa): read with the password hash, so a login learns whether
+// it needs a second step without a round trip of its own.
+const hasSecondFactor = sql<boolean>`exists (
+  select 1 from user_second_factors f
+  where f.tenant_id = users.tenant_id and f.user_id = users.id
+    and (f.totp_enabled_at is not null or f.sms_enabled_at is not null))`.as('secondFactor')
+
+/** The user with its password hash (and whether a second factor is enabled), for credential checks only. */
 export function findCredentialsByLoginId(trx: TenantTx, userLoginId: string) {
   return trx
     .selectFrom('users')
-    .select([...USER_COLUMNS, 'passwordHash'])
+    .select([...USER_COLUMNS, hasSecondFactor, 'passwordHash'])
     .where('userLoginId', '=', userLoginId)
     .executeTakeFirst()
 }
 
 export function findCredentialsById(trx: TenantTx, id: number) {
-  return trx.selectFrom('users').select([...USER_COLUMNS, 'passwordHash']).where('id', '=', id).executeTakeFirst()
+  return trx.selectFrom('users').select([...USER_COLUMNS, hasSecondFactor, 'passwordHash']).where('id', '=', id).executeTakeFirst()
 }
 
 /** Serialises concurrent logins and credential changes of one user. */

@@ -8,10 +8,21 @@ import { maskPhone } from '../sms/phone.js'
  */
 
 /** Why a known user's sign-in failed (LOGIN_FAILED). */
-export type LoginFailureReason = 'WRONG_PASSWORD' | 'TENANT_NOT_ACTIVE' | 'USER_NOT_ACTIVE' | 'WRONG_CURRENT_PASSWORD'
+export type LoginFailureReason =
+  | 'WRONG_PASSWORD'
+  | 'TENANT_NOT_ACTIVE'
+  | 'USER_NOT_ACTIVE'
+  | 'WRONG_CURRENT_PASSWORD'
+  | 'WRONG_SECOND_FACTOR'
 
-export function loginSucceeded(userId: number, session: { sid: string; deviceCategory: string }): AuditEvent {
-  return { type: 'LOGIN_SUCCEEDED', targetId: userId, details: { sessionId: session.sid, deviceCategory: session.deviceCategory } }
+/** `secondFactor`: the method the login's second step passed with (lib/auth/login-second-step.ts), if it had one. */
+export function loginSucceeded(
+  userId: number,
+  session: { sid: string; deviceCategory: string },
+  secondFactor?: 'TOTP' | 'SMS' | 'RECOVERY_CODE',
+): AuditEvent {
+  const details = { sessionId: session.sid, deviceCategory: session.deviceCategory }
+  return { type: 'LOGIN_SUCCEEDED', targetId: userId, details: secondFactor ? { ...details, secondFactor } : details }
 }
 
 export function loginFailed(userId: number, reason: LoginFailureReason): AuditEvent {

@@ -26,21 +26,19 @@ export interface PasswordChangeCaller {
 }
 
 /**
- * POST /v1/me/password, its slow part, before the request transaction opens: no pooled connection is held while
- * bcrypt runs, so simultaneous changes (wrong ones included) cannot take the pool from other users' requests.
- *
- * The current password proves the caller (AUTH_013), and checking it is a login attempt of the user: it is counted
- * on the user's login-failure key first (one short transaction, with the access token's checks), so a locked user
- * gets AUTH_018 here as at login, a wrong one counts towards the user's lockout, and a right one forgives earlier
- * failures. Then the new password must meet the policy (AUTH_012) and is hashed. A wrong one is audited with the
- * failure's count, as the caller's (`origin`) LOGIN_FAILED (WRONG_CURRENT_PASSWORD), and LOGIN_LOCKED if it locks.
+ * Proves the signed-in caller's current password, before any request transaction opens (bcrypt holds no pooled
+ * connection): checking it is a login attempt of the user, counted on the user's login-failure key first (one short
+ * transaction, with the access token's checks), so a locked user gets AUTH_018 here as at login, a wrong one counts
+ * towards the user's lockout and answers AUTH_013, and a right one forgives earlier failures. A wrong one is audited
+ * with the failure's count, as the caller's (`origin`) LOGIN_FAILED (WRONG_CURRENT_PASSWORD), and LOGIN_LOCKED if it
+ * locks. Returns the credentials it was proven against.
  */
-export async function provePasswordChange(
+export async function proveCurrentPassword(
   deps: { db: Kysely<DB>; env: Env },
   caller: PasswordChangeCaller,
-  passwords: { currentPassword: string; newPassword: string },
+  password: string,
   origin: AuditOrigin,
-): Promise<ProvenPasswordChange> {
+): Promise<{ userLoginId: string; passwordHash: string }> {
   const { db, env } = deps
   const key: UserKey = { tenantId: caller.tenantId, userId: caller.userId }
   const credentials = await awaitAdmission(() =>
@@ -52,13 +50,28 @@ export async function provePasswordChange(
     }),
   ).then((admitted) => admitted.found)
 
-  if (!(await verifyPassword(passwords.currentPassword, credentials.passwordHash))) {
+  if (!(await verifyPassword(password, credentials.passwordHash))) {
     await recordFailure(db, key, env, { origin, reason: 'WRONG_CURRENT_PASSWORD' })
     throw new AppError('AUTH_013')
   }
   await forgiveFailures(db, key)
+  return credentials
+}
+
+/**
+ * POST /v1/me/password, its slow part, before the request transaction opens: the current password proven
+ * (proveCurrentPassword), then the new password must meet the policy (AUTH_012) and is hashed, with no pooled
+ * connection held, so simultaneous changes (wrong ones included) cannot take the pool from other users' requests.
+ */
+export async function provePasswordChange(
+  deps: { db: Kysely<DB>; env: Env },
+  caller: PasswordChangeCaller,
+  passwords: { currentPassword: string; newPassword: string },
+  origin: AuditOrigin,
+): Promise<ProvenPasswordChange> {
+  const credentials = await proveCurrentPassword(deps, caller, passwords.currentPassword, origin)
   checkPasswordPolicy(passwords.newPassword, credentials.userLoginId)
-  const passwordHash = await hashPassword(passwords.newPassword, env.SVC_BCRYPT_COST)
+  const passwordHash = await hashPassword(passwords.newPassword, deps.env.SVC_BCRYPT_COST)
   return { previousHash: credentials.passwordHash, passwordHash }
 }
 

@@ -11,6 +11,10 @@ import { openSession } from './open-session.js'
 import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from './password-hash.js'
 import type { TokenPair } from './tokens.js'
 import { toMinimalUser, type MinimalUser } from './user-response.js'
+import { startSecondStep, type PendingSecondStep } from './login-second-step.js'
+
+/** A login's answer: a session, or, for a user with a second factor, the second step to come. */
+export type LoginOutcome = { tokens: TokenPair; user: MinimalUser } | { secondStep: PendingSecondStep }
 
 export interface LoginInput {
   userLoginId: string
@@ -26,11 +30,7 @@ export interface LoginInput {
  * LOGIN_LOCKED when it starts the lock) or with the forgiveness of a refused status, LOGIN_SUCCEEDED with the
  * session. An attempt that names no user of a known tenant writes nothing: there is no one to log it for.
  */
-export async function login(
-  deps: AuthDeps,
-  input: LoginInput,
-  client: ClientInfo,
-): Promise<{ tokens: TokenPair; user: MinimalUser }> {
+export async function login(deps: AuthDeps, input: LoginInput, client: ClientInfo): Promise<LoginOutcome> {
   const { env } = deps
   // A known user is counted on the user's own key, whatever the entry (the admission finds the user). An attempt
   // that names no user is counted on the id exactly as presented: the id the lookup resolves (case-sensitive,
@@ -66,6 +66,12 @@ export async function login(
       reason: tenantActive ? 'USER_NOT_ACTIVE' : 'TENANT_NOT_ACTIVE',
     })
     throw new AppError(tenantActive ? 'AUTH_015' : 'AUTH_010')
+  }
+
+  // A user with a second factor gets no session yet: the second step (lib/auth/login-second-step.ts) opens it. The
+  // password is no failure, but earlier failures (guessed codes among them) are not forgiven until that step.
+  if (credentials.secondFactor) {
+    return { secondStep: await startSecondStep(deps, userKey, credentials.phoneVerifiedAt !== null) }
   }
 
   // Hashing is slow: done before the transaction so no connection waits on it.

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely'
 import { clearUserLoginFailures } from '../../db/repos/login-guards.js'
 import { revokeSessions } from '../../db/repos/sessions.js'
 import { findOwnerEntry, findTenantById, findTenantByCustomId, type Tenant } from '../../db/repos/tenants.js'
+import type { FactorOwner } from '../../db/repos/second-factors.js'
 import { findUserById, findUserByLoginId, lockUser, updatePasswordHash, type UserRecord } from '../../db/repos/users.js'
 import type { DB } from '../../db/schema.js'
 import { bindTenant, withServiceTransaction, type TenantTx } from '../../db/tenant-transaction.js'
@@ -132,7 +133,7 @@ export async function resetPasswordWithCode(deps: RecoveryDeps, input: PasswordR
     const { tenant, user, trx } = account
     const binding: CodeBinding = { tenantId: tenant.id, userId: user.id, purpose: 'PASSWORD_RESET', phone }
     if ((await checkCode(trx, deps.issuing.codes, binding, input.code)) !== 'valid') return 'invalid'
-    if (!(await secondFactorProven(deps.secondFactor, trx, user.id, input.secondFactor))) {
+    if (!(await secondFactorProven(deps.secondFactor, trx, { tenantId: tenant.id, userId: user.id }, input.secondFactor))) {
       await countFailedTry(trx, binding)
       return 'second-factor-missing'
     }
@@ -151,10 +152,10 @@ export async function resetPasswordWithCode(deps: RecoveryDeps, input: PasswordR
 async function secondFactorProven(
   check: SecondFactorCheck,
   trx: TenantTx,
-  userId: number,
+  owner: FactorOwner,
   proof: SecondFactorProof | undefined,
 ): Promise<boolean> {
-  const required = await check.requiredFor(trx, userId)
+  const required = await check.requiredFor(trx, owner)
   if (required.length === 0) return true
-  return proof !== undefined && required.includes(proof.method) && (await check.verify(trx, userId, proof))
+  return proof !== undefined && required.includes(proof.method) && (await check.verify(trx, owner, proof))
 }

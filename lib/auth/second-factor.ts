@@ -1,4 +1,7 @@
+import type { FactorOwner } from '../../db/repos/second-factors.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
+import { findSecondFactors, verifyRecoveryCode, verifyTotp } from '../mfa/factors.js'
+import type { MfaSettings } from '../mfa/settings.js'
 
 /** The second factors a password reset may be asked for (an SMS code cannot be one: the reset already is one). */
 export type SecondFactorMethod = 'TOTP' | 'RECOVERY_CODE'
@@ -8,7 +11,7 @@ export interface SecondFactorProof {
   code: string
 }
 
-/** Which proofs a user's reset must add to the SMS code; empty while the user has no second factor. */
+/** Which proofs a user's reset must add to the SMS code; empty while the user has no TOTP. */
 export type SecondFactorRequirement = readonly SecondFactorMethod[]
 
 /**
@@ -18,19 +21,24 @@ export type SecondFactorRequirement = readonly SecondFactorMethod[]
  * used once (a recovery code, a TOTP step) is used up only when the reset commits.
  */
 export interface SecondFactorCheck {
-  requiredFor(trx: TenantTx, userId: number): Promise<SecondFactorRequirement>
+  requiredFor(trx: TenantTx, owner: FactorOwner): Promise<SecondFactorRequirement>
   /** Whether `proof` proves the user; consumes a single-use proof. Called only for a method `requiredFor` named. */
-  verify(trx: TenantTx, userId: number, proof: SecondFactorProof): Promise<boolean>
+  verify(trx: TenantTx, owner: FactorOwner, proof: SecondFactorProof): Promise<boolean>
 }
 
-/** No user has a second factor yet: nothing is required, and so nothing is ever verified. */
-export async function secondFactorRequiredFor(_trx: TenantTx, _userId: number): Promise<SecondFactorRequirement> {
-  return []
+/**
+ * The service's second factors as recovery uses them. A user with TOTP must add a TOTP code or a recovery code to the
+ * SMS code: a stolen phone alone then resets nothing. A user whose only factor is SMS needs nothing more, since the
+ * reset's code already went to that phone.
+ */
+export function secondFactorCheck(settings: MfaSettings): SecondFactorCheck {
+  return {
+    async requiredFor(trx, owner) {
+      const factors = await findSecondFactors(trx, owner)
+      return factors?.totpEnabledAt != null ? ['TOTP', 'RECOVERY_CODE'] : []
+    },
+    verify(trx, owner, proof) {
+      return proof.method === 'TOTP' ? verifyTotp(trx, settings, owner, proof.code) : verifyRecoveryCode(trx, settings, owner, proof.code)
+    },
+  }
 }
-
-export async function verifySecondFactor(_trx: TenantTx, _userId: number, _proof: SecondFactorProof): Promise<boolean> {
-  return false
-}
-
-/** The service's second factors, as recovery uses them. */
-export const secondFactors: SecondFactorCheck = { requiredFor: secondFactorRequiredFor, verify: verifySecondFactor }

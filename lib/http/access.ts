@@ -22,6 +22,8 @@ export type Audience =
   | 'provider-callback'
   /** The holder of a refresh cookie (POST /v1/refresh checks the token itself). */
   | 'refresh-cookie'
+  /** The holder of the mfa cookie of a login's second step (lib/auth/login-second-step.ts checks the token). */
+  | 'mfa-cookie'
   /** A scraper with SVC_METRICS_TOKEN (plugins/metrics.ts checks it). */
   | 'metrics-token'
 
@@ -32,7 +34,14 @@ export type AddressBudgetCode = Extract<ErrorCode, 'AUTH_018' | 'RATE_LIMITED'>
 export type Access = Audience | { audience: Audience; addressBudget: AddressBudgetCode }
 
 /** How the caller proves who it is. */
-export type Credential = 'none' | 'access-token' | 'refresh-cookie' | 'internal-signature' | 'provider-secret' | 'metrics-token'
+export type Credential =
+  | 'none'
+  | 'access-token'
+  | 'refresh-cookie'
+  | 'mfa-token'
+  | 'internal-signature'
+  | 'provider-secret'
+  | 'metrics-token'
 
 /** Everything the plugins derive from a route's access: each reads its own part, and nothing else decides it. */
 export interface AccessPolicy {
@@ -46,7 +55,7 @@ export interface AccessPolicy {
    * The cookie whose presence makes an unsafe request subject to the origin check (plugins/csrf.ts): a cookie is
    * what a cross-site page can ride on. Null where no cookie authenticates.
    */
-  readonly csrfCookie: 'access' | 'refresh' | null
+  readonly csrfCookie: 'access' | 'refresh' | 'mfa' | null
   readonly addressBudget: AddressBudgetCode | null
   /** The refusals this policy's plugins can answer, for the OpenAPI document (lib/openapi/problem-codes.ts). */
   readonly problems: readonly ErrorCode[]
@@ -63,6 +72,7 @@ const CREDENTIAL_OF: Record<Exclude<Audience, { roles: readonly Role[] }>, Crede
   'internal-signed': 'internal-signature',
   'provider-callback': 'provider-secret',
   'refresh-cookie': 'refresh-cookie',
+  'mfa-cookie': 'mfa-token',
   'metrics-token': 'metrics-token',
 }
 
@@ -70,9 +80,17 @@ const PROBLEMS_OF: Record<Credential, readonly ErrorCode[]> = {
   none: [],
   'access-token': TOKEN_PROBLEMS,
   'refresh-cookie': [],
+  'mfa-token': ['MFA_TOKEN_INVALID'],
   'internal-signature': ['INTERNAL_SIGNATURE_INVALID', 'TENANT_MISMATCH', 'TENANT_NOT_FOUND'],
   'provider-secret': ['WEBHOOK_SECRET_INVALID'],
   'metrics-token': [],
+}
+
+// The cookie a browser would attach by itself, per credential: what a cross-site page could ride on.
+const CSRF_COOKIE_OF: Partial<Record<Credential, AccessPolicy['csrfCookie']>> = {
+  'access-token': 'access',
+  'refresh-cookie': 'refresh',
+  'mfa-token': 'mfa',
 }
 
 function rolesOf(audience: Audience): readonly Role[] | null {
@@ -107,7 +125,7 @@ export function resolveAccess(access: unknown): AccessPolicy {
     credential,
     roles,
     tenantTransaction: credential === 'access-token' || credential === 'internal-signature',
-    csrfCookie: credential === 'access-token' ? 'access' : credential === 'refresh-cookie' ? 'refresh' : null,
+    csrfCookie: CSRF_COOKIE_OF[credential] ?? null,
     addressBudget: addressBudget ?? null,
     problems,
   }

@@ -3,7 +3,8 @@
  * webhook). plugins/metrics.ts implements it over a prom-client registry; with SVC_METRICS=off every call is a no-op.
  * Label values are closed sets: never a URL, a tenant, a user or a message id.
  */
-export type LoginOutcome = 'ok' | 'invalid' | 'locked' | 'refused'
+// `second_step`: a right password of a user with a second factor; the login completes (`ok`) or not at its second step.
+export type LoginOutcome = 'ok' | 'second_step' | 'invalid' | 'locked' | 'refused'
 export type ProviderOutcome = 'accepted' | 'rejected' | 'retryable'
 
 export interface MetricsRecorder {
@@ -31,7 +32,7 @@ export const noMetrics: MetricsRecorder = {
 /** How a login that threw ended, from the catalog code it answers with. */
 export function failedLoginOutcome(error: unknown): LoginOutcome {
   const code = (error as { code?: unknown }).code
-  if (code === 'AUTH_001') return 'invalid'
+  if (code === 'AUTH_001' || code === 'MFA_CODE_INVALID') return 'invalid'
   if (code === 'AUTH_018') return 'locked'
   return 'refused'
 }

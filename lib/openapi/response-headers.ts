@@ -1,4 +1,5 @@
 import { ACCESS_COOKIE, REFRESH_COOKIE } from '../auth/cookies.js'
+import { MFA_COOKIE } from '../mfa/mfa-token.js'
 
 /** Response headers every operation shares, documented once under `components.headers` and referenced by name. */
 export const SHARED_RESPONSE_HEADERS = {
@@ -24,13 +25,22 @@ export type SharedHeaderName = keyof typeof SHARED_RESPONSE_HEADERS
 // replaced by references to their components (lib/openapi/finish-document.ts), so only the name matters here.
 export const sharedHeader = (name: SharedHeaderName) => ({ [name]: SHARED_RESPONSE_HEADERS[name].schema })
 
-export const tokenCookiesHeader = (cookies: 'tokens' | 'cleared') => ({
-  'Set-Cookie': {
-    type: 'string',
-    description:
-      cookies === 'tokens'
-        ? `Two cookies, ${ACCESS_COOKIE} and ${REFRESH_COOKIE} (HttpOnly, Secure unless SVC_COOKIE_SECURE=false, ` +
-          'SameSite from SVC_COOKIE_SAMESITE, Max-Age the token lifetime); the tokens travel in no response body'
-        : `${ACCESS_COOKIE} and ${REFRESH_COOKIE} cleared (empty, Max-Age=0)`,
-  },
+const TOKEN_COOKIES =
+  `Two cookies, ${ACCESS_COOKIE} and ${REFRESH_COOKIE} (HttpOnly, Secure unless SVC_COOKIE_SECURE=false, ` +
+  'SameSite from SVC_COOKIE_SAMESITE, Max-Age the token lifetime); the tokens travel in no response body'
+
+/** What a route's answer does with cookies (`setsCookies` in its schema). */
+export type CookieEffect = 'tokens' | 'cleared' | 'tokens-or-mfa' | 'tokens-mfa-cleared'
+
+const COOKIE_EFFECTS: Record<CookieEffect, string> = {
+  tokens: TOKEN_COOKIES,
+  cleared: `${ACCESS_COOKIE} and ${REFRESH_COOKIE} cleared (empty, Max-Age=0)`,
+  'tokens-or-mfa':
+    `${TOKEN_COOKIES}. For a user with a second factor (mfaRequired) instead only ${MFA_COOKIE} (HttpOnly, Secure and ` +
+    'SameSite as the others, Path=/v1/login, Max-Age=expiresIn), for the second step',
+  'tokens-mfa-cleared': `${TOKEN_COOKIES}; ${MFA_COOKIE} cleared (Max-Age=0), since it is used up`,
+}
+
+export const tokenCookiesHeader = (cookies: CookieEffect) => ({
+  'Set-Cookie': { type: 'string', description: COOKIE_EFFECTS[cookies] },
 })

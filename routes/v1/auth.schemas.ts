@@ -78,6 +78,18 @@ const lifetimes = {
 
 export const RegisteredResponseSchema = Type.Object({ ...lifetimes, user: UserResponseSchema }, { $id: 'RegisterResponse' })
 export const LoginResponseSchema = Type.Object({ ...lifetimes, user: MinimalUserSchema }, { $id: 'LoginResponse' })
+/** The password step's answer for a user with a second factor: no session yet, and what the second step may use. */
+export const MfaRequiredResponseSchema = Type.Object(
+  {
+    mfaRequired: Type.Literal(true),
+    methods: Type.Array(Type.Union([Type.Literal('TOTP'), Type.Literal('SMS'), Type.Literal('RECOVERY_CODE')]), {
+      description: 'what POST /v1/login/mfa accepts for this user; SMS needs a code sent by POST /v1/login/mfa/sms first',
+    }),
+    expiresIn: Type.Integer({ description: 'seconds the second step may take (the svc_mfa_token cookie lives as long)' }),
+  },
+  { $id: 'MfaRequiredResponse', examples: [{ mfaRequired: true, methods: ['TOTP', 'RECOVERY_CODE'], expiresIn: 300 }] },
+)
+
 export const RefreshResponseSchema = Type.Object({ ...lifetimes, user: Type.Null() }, { $id: 'RefreshResponse' })
 
 // Declared for the document; an absent or unknown value is not refused: the User-Agent then decides the category.

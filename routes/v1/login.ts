@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import { clientInfo } from '../../lib/auth/client-info.js'
-import { setAuthCookies } from '../../lib/auth/cookies.js'
-import { login } from '../../lib/auth/login.js'
+import { setAuthCookies, setMfaCookie } from '../../lib/auth/cookies.js'
+import { login, type LoginOutcome } from '../../lib/auth/login.js'
 import { failedLoginOutcome } from '../../lib/observability/metrics.js'
-import { ClientHeadersSchema, LoginResponseSchema, LoginSchema } from './auth.schemas.js'
+import { ClientHeadersSchema, LoginResponseSchema, LoginSchema, MfaRequiredResponseSchema } from './auth.schemas.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -13,28 +14,36 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'login',
         summary: 'Sign in: into one academy with customId, or as an owner without it',
+        description:
+          'A user with a second factor gets `mfaRequired` and the svc_mfa_token cookie instead of a session: the ' +
+          'session opens at POST /v1/login/mfa.',
         tags: ['auth'],
         headers: ClientHeadersSchema,
         body: LoginSchema,
-        response: { 200: LoginResponseSchema },
+        response: { 200: Type.Union([LoginResponseSchema, MfaRequiredResponseSchema]) },
         problems: ['AUTH_001', 'AUTH_010', 'AUTH_015', 'AUTH_018'],
-        setsCookies: 'tokens',
+        setsCookies: 'tokens-or-mfa',
       },
     },
     async (request, reply) => {
-      let session: Awaited<ReturnType<typeof login>>
+      let outcome: LoginOutcome
       try {
-        session = await login(app.authDeps, request.body, clientInfo(request))
+        outcome = await login(app.authDeps, request.body, clientInfo(request))
       } catch (error) {
-        const outcome = failedLoginOutcome(error)
-        app.metrics.login(outcome)
-        if (outcome === 'locked') app.metrics.lockout()
+        const failed = failedLoginOutcome(error)
+        app.metrics.login(failed)
+        if (failed === 'locked') app.metrics.lockout()
         throw error
       }
+      if ('secondStep' in outcome) {
+        app.metrics.login('second_step')
+        const { token, methods, expiresIn } = outcome.secondStep
+        setMfaCookie(reply, app.env, token, expiresIn)
+        return { mfaRequired: true as const, methods, expiresIn }
+      }
       app.metrics.login('ok')
-      const { tokens, user } = session
-      setAuthCookies(reply, app.env, tokens)
-      return { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL, user }
+      setAuthCookies(reply, app.env, outcome.tokens)
+      return { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL, user: outcome.user }
     },
   )
 }

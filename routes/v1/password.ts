@@ -2,13 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { auditOriginOf } from '../../lib/audit/origin.js'
 import { resetPasswordWithCode, type RecoveryDeps } from '../../lib/auth/password-recovery.js'
-import { secondFactors } from '../../lib/auth/second-factor.js'
 import { ForgotPasswordSchema, PasswordResetRequestedSchema, ResetPasswordSchema } from './password.schemas.js'
 
 // Public, under a skipped prefix (lib/auth/skip-paths.ts): a stale token never stops a recovery. Both routes spend
 // the per-address budget of login, which is what limits guessing from one address.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  const recovery: RecoveryDeps = { db: app.db, env: app.env, issuing: app.oneTimeCodes, secondFactor: secondFactors }
+  const recovery: RecoveryDeps = { db: app.db, env: app.env, issuing: app.oneTimeCodes, secondFactor: app.secondFactors }
 
   app.post(
     '/password/forgot',

@@ -2,7 +2,6 @@ import type { FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { recoveryRequests } from '../../../lib/auth/recovery-requests.js'
-import { secondFactors } from '../../../lib/auth/second-factor.js'
 import { createTenant, insertUser, owner } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
 import { uniquePhone } from './recovery-bed.js'
@@ -26,7 +25,7 @@ function capturingLog() {
 const codesOf = (userId: number) => owner().selectFrom('oneTimeCodes').select('purpose').where('userId', '=', userId).execute()
 
 describe('password-reset requests worked off after their answer (lib/auth/recovery-requests.ts)', () => {
-  const deps = () => ({ db: app.current.db, env: app.current.env, issuing: app.current.oneTimeCodes, secondFactor: secondFactors })
+  const deps = () => ({ db: app.current.db, env: app.current.env, issuing: app.current.oneTimeCodes, secondFactor: app.current.secondFactors })
 
   it('starts no work before the current answer is on its way, and reports each code queued', async () => {
     let queued = 0

@@ -4,7 +4,7 @@ import { withTenant } from '../../../db/tenant-transaction.js'
 import { NO_ORIGIN } from '../../../lib/audit/record.js'
 import { verifyPassword } from '../../../lib/auth/password-hash.js'
 import { resetPasswordWithCode, type RecoveryDeps } from '../../../lib/auth/password-recovery.js'
-import { secondFactors, type SecondFactorCheck, type SecondFactorProof } from '../../../lib/auth/second-factor.js'
+import type { SecondFactorCheck, SecondFactorProof } from '../../../lib/auth/second-factor.js'
 import { hashCode, type CodeBinding } from '../../../lib/otp/codes.js'
 import { expectAppError, strongPassword } from '../../auth-fixtures.js'
 import { createTenant, insertUser, owner } from '../../fixtures.js'
@@ -82,10 +82,12 @@ describe('password reset of a user with a second factor', () => {
     expect(await stored()).toEqual({ attempts: app.current.env.SVC_OTP_MAX_ATTEMPTS })
   })
 
-  it('asks nothing more today: no user has a second factor yet', async () => {
+  it('asks nothing more of a user without TOTP', async () => {
     const { user, input, stored } = await userWithResetCode()
-    expect(await withTenant(app.current.db, user.tenantId, (trx) => secondFactors.requiredFor(trx, user.id))).toEqual([])
-    await resetPasswordWithCode(deps(secondFactors), { ...input, newPassword: strongPassword() }, NO_ORIGIN)
+    const owner = { tenantId: user.tenantId, userId: user.id }
+    const check = app.current.secondFactors
+    expect(await withTenant(app.current.db, user.tenantId, (trx) => check.requiredFor(trx, owner))).toEqual([])
+    await resetPasswordWithCode(deps(check), { ...input, newPassword: strongPassword() }, NO_ORIGIN)
     expect(await stored()).toBeUndefined()
   })
 })

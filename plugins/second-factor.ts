@@ -1,0 +1,26 @@
+import fp from 'fastify-plugin'
+import { secondFactorCheck, type SecondFactorCheck } from '../lib/auth/second-factor.js'
+import type { SecondStepDeps } from '../lib/auth/login-second-step.js'
+import { mfaSettings, type MfaSettings } from '../lib/mfa/settings.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The second factor's key and token lifetime (lib/mfa). */
+    mfa: MfaSettings
+    /** What a password reset asks of a user with a second factor (lib/auth/second-factor.ts). */
+    secondFactors: SecondFactorCheck
+    /** What a login's second step needs (lib/auth/login-second-step.ts). */
+    secondStepDeps: SecondStepDeps
+  }
+}
+
+/** Its key is derived from the code key (lib/mfa/settings.ts), built once at start like it. */
+export default fp(
+  async (app) => {
+    const settings = mfaSettings(app.env, app.oneTimeCodes.codes.key)
+    app.decorate('mfa', settings)
+    app.decorate('secondFactors', secondFactorCheck(settings))
+    app.decorate('secondStepDeps', { ...app.authDeps, mfa: settings, issuing: app.oneTimeCodes })
+  },
+  { name: 'second-factor', dependencies: ['env', 'auth', 'one-time-codes'] },
+)
