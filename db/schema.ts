@@ -406,6 +406,8 @@ export interface UserSecondFactorsTable {
   /** The last TOTP time step accepted: each step signs in once. */
   totpLastStep: number | null
   totpPendingSecret: string | null
+  /** Wrong codes against the pending secret; it is discarded at SVC_OTP_MAX_ATTEMPTS. */
+  totpPendingAttempts: Generated<number>
   smsEnabledAt: NullableTimestamp
   updatedAt: DefaultedTimestamp
 }

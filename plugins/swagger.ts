@@ -68,6 +68,18 @@ export default fp(
               name: 'svc_access_token',
               description: 'The same access token in the cookie that login and refresh set',
             },
+            refreshCookie: {
+              type: 'apiKey',
+              in: 'cookie',
+              name: 'svc_refresh_token',
+              description: 'The refresh token in the cookie that login and refresh set (POST /v1/refresh only)',
+            },
+            mfaCookie: {
+              type: 'apiKey',
+              in: 'cookie',
+              name: 'svc_mfa_token',
+              description: "The second-step token a login's password step sets for a user with a second factor (Path=/v1/login)",
+            },
             internalTenantSlug: { type: 'apiKey', in: 'header', name: 'X-Tenant-Slug', description: 'Tenant the call acts for' },
             internalTimestamp: { type: 'apiKey', in: 'header', name: 'X-Timestamp', description: 'Epoch seconds' },
             internalSignature: { type: 'apiKey', in: 'header', name: 'X-Signature', description: 'HMAC-SHA256, lowercase hex' },

@@ -29,6 +29,7 @@ export async function upsertSecondFactors(
   trx: TenantTx,
   owner: FactorOwner,
   values: Partial<Pick<SecondFactorsRow, 'totpSecret' | 'totpLastStep' | 'totpPendingSecret'>> & {
+    totpPendingAttempts?: number
     totpEnabledAt?: Date | null
     smsEnabledAt?: Date | null
   },
@@ -54,6 +55,20 @@ export async function takeTotpStep(trx: TenantTx, owner: FactorOwner, step: numb
     .where((eb) => eb.or([eb('totpLastStep', 'is', null), eb('totpLastStep', '<', step)]))
     .executeTakeFirst()
   return result.numUpdatedRows > 0n
+}
+
+/** Counts one wrong code against the pending secret, which is discarded at `maxAttempts`. */
+export async function countPendingTotpAttempt(trx: TenantTx, owner: FactorOwner, maxAttempts: number): Promise<void> {
+  await trx
+    .updateTable('userSecondFactors')
+    .set((eb) => ({
+      totpPendingAttempts: eb('totpPendingAttempts', '+', 1),
+      totpPendingSecret: sql<string | null>`case when totp_pending_attempts + 1 >= ${maxAttempts} then null else totp_pending_secret end`,
+      updatedAt: sql`now()`,
+    }))
+    .where('tenantId', '=', owner.tenantId)
+    .where('userId', '=', owner.userId)
+    .execute()
 }
 
 /** The user's row, once it holds neither a factor nor an enrolment under way. */

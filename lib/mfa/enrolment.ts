@@ -1,6 +1,9 @@
 import QRCode from 'qrcode'
+import type { Kysely } from 'kysely'
+import { countPendingTotpAttempt } from '../../db/repos/second-factors.js'
 import { findTenantById } from '../../db/repos/tenants.js'
-import type { TenantTx } from '../../db/tenant-transaction.js'
+import type { DB } from '../../db/schema.js'
+import { withRequestTransaction, type RequestScope, type TenantTx } from '../../db/tenant-transaction.js'
 import { recordAuditEvent, type AuditOrigin } from '../audit/record.js'
 import { findCurrentUser } from '../auth/current-user.js'
 import { AppError } from '../errors.js'
@@ -17,9 +20,10 @@ import { openSecret, sealSecret } from './sealed-secret.js'
 import type { MfaSettings } from './settings.js'
 import { matchingStep, newTotpSecret, totpUri } from './totp.js'
 
-// Enrolment and management under /v1/me/mfa, each in the request transaction of a signed-in user. The routes that
-// change a factor prove the current password first (plugins/password-proof.ts); confirming a TOTP enrolment needs
-// only its code, since starting it took the password.
+// Enrolment and management under /v1/me/mfa, each in the request transaction of a signed-in user but the
+// confirmation, which commits its own (its wrong codes count). The routes that change a factor prove the current
+// password first (plugins/password-proof.ts); confirming a TOTP enrolment needs only its code, since starting it took
+// the password.
 
 export interface TotpEnrolment {
   secret: string
@@ -36,43 +40,56 @@ export async function startTotpEnrolment(trx: TenantTx, settings: MfaSettings, o
   const user = await findCurrentUser(trx, owner.userId)
   const tenant = await findTenantById(trx, owner.tenantId)
   const secret = newTotpSecret()
-  await upsertSecondFactors(trx, owner, { totpPendingSecret: sealSecret(settings.key, owner, secret) })
+  await upsertSecondFactors(trx, owner, { totpPendingSecret: sealSecret(settings.key, owner, secret), totpPendingAttempts: 0 })
   const otpauthUri = totpUri(secret, tenant?.name ?? 'svc', user.userLoginId)
   const svg = await QRCode.toString(otpauthUri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
   return { secret, otpauthUri, qrCode: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` }
 }
 
 /**
- * POST /v1/me/mfa/totp/confirm: the pending secret's code makes it the user's TOTP (the step it used is taken, so
- * that code signs in nowhere), and a new set of recovery codes is issued, the old one void. OTP_INVALID for a
- * wrong code, or when no enrolment is pending.
+ * POST /v1/me/mfa/totp/confirm, before the request transaction opens, in a transaction of its own that checks the
+ * access token as the request's would (plugins/totp-confirmation.ts): it commits even when the code is refused, so a
+ * wrong code counts. The pending secret's code makes it the user's TOTP (the step it used is taken, so that code signs
+ * in nowhere), and a new set of recovery codes is issued, the old one void. OTP_INVALID for a wrong code, or when no
+ * enrolment is pending; after `maxAttempts` wrong codes the pending secret is discarded, so a stolen session cannot
+ * guess its way to the enrolment and its recovery codes.
  */
 export async function confirmTotpEnrolment(
-  trx: TenantTx,
+  db: Kysely<DB>,
   settings: MfaSettings,
-  owner: FactorOwner,
+  maxAttempts: number,
+  scope: RequestScope & FactorOwner,
   code: string,
   origin: AuditOrigin,
 ): Promise<string[]> {
-  const row = await findSecondFactors(trx, owner, true)
-  const secret = row?.totpPendingSecret ? openSecret(settings.key, owner, row.totpPendingSecret) : null
-  const step = secret === null ? null : matchingStep(secret, code)
-  if (step === null) throw new AppError('OTP_INVALID')
-  await upsertSecondFactors(trx, owner, {
-    totpSecret: row!.totpPendingSecret,
-    totpEnabledAt: new Date(),
-    totpLastStep: step,
-    totpPendingSecret: null,
+  const owner: FactorOwner = { tenantId: scope.tenantId, userId: scope.userId }
+  const confirmed = await withRequestTransaction(db, scope, async (trx) => {
+    const row = await findSecondFactors(trx, owner, true)
+    if (!row?.totpPendingSecret) return null
+    const secret = openSecret(settings.key, owner, row.totpPendingSecret)
+    const step = secret === null ? null : matchingStep(secret, code)
+    if (step === null) {
+      await countPendingTotpAttempt(trx, owner, maxAttempts)
+      return null
+    }
+    await upsertSecondFactors(trx, owner, {
+      totpSecret: row.totpPendingSecret,
+      totpEnabledAt: new Date(),
+      totpLastStep: step,
+      totpPendingSecret: null,
+    })
+    await recordAuditEvent(trx, owner.tenantId, origin, mfaEnabled(owner.userId, 'TOTP'))
+    return issueRecoveryCodes(trx, settings, owner)
   })
-  await recordAuditEvent(trx, owner.tenantId, origin, mfaEnabled(owner.userId, 'TOTP'))
-  return issueRecoveryCodes(trx, settings, owner)
+  if (!confirmed) throw new AppError('OTP_INVALID')
+  return confirmed
 }
 
 /** POST /v1/me/mfa/totp/disable: TOTP off (a pending enrolment too); with no factor left, the recovery codes go. */
 export async function disableTotp(trx: TenantTx, owner: FactorOwner, origin: AuditOrigin): Promise<void> {
   const row = await findSecondFactors(trx, owner, true)
   if (!row) return
-  await upsertSecondFactors(trx, owner, { totpSecret: null, totpEnabledAt: null, totpLastStep: null, totpPendingSecret: null })
+  await upsertSecondFactors(trx, owner, { totpSecret: null, totpEnabledAt: null, totpLastStep: null, totpPendingSecret: null, totpPendingAttempts: 0 })
   const voided = await tidyAfterDisable(trx, owner)
   if (row.totpEnabledAt !== null) await recordAuditEvent(trx, owner.tenantId, origin, mfaDisabled(owner.userId, 'TOTP', voided))
 }

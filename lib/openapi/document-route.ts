@@ -1,7 +1,7 @@
 import type { SwaggerTransform } from '@fastify/swagger'
 import type { FastifySchema } from 'fastify'
 import { STATUS_CODES } from 'node:http'
-import { policyOf, type AccessPolicy } from '../http/access.js'
+import { policyOf, type AccessPolicy, type Credential } from '../http/access.js'
 import { PROBLEM_SCHEMA_ID } from '../http/problem-schema.js'
 import { problemCodesOf } from './problem-codes.js'
 import { PROBLEM_MEDIA_TYPE, problemResponses } from './problem-responses.js'
@@ -81,6 +81,12 @@ function rolesNote(policy: AccessPolicy): string | undefined {
  * declares it, inputs as a client sends them, every problem the route can answer per status, response headers,
  * security from the route's access, and the two non-user families tagged and described.
  */
+// The routes that a cookie of their own authenticates (the handler checks it): a generated client learns to send it.
+const COOKIE_SECURITY: Partial<Record<Credential, Schema[]>> = {
+  'refresh-cookie': [{ refreshCookie: [] }],
+  'mfa-token': [{ mfaCookie: [] }],
+}
+
 export const documentRoute: SwaggerTransform = ({ schema, url, route }) => {
   const declared = (schema ?? {}) as FastifySchema
   const { problems: _problems, setsCookies: _cookies, ...operation } = declared
@@ -98,8 +104,10 @@ export const documentRoute: SwaggerTransform = ({ schema, url, route }) => {
     Object.assign(documented, { tags: ['provider-callback'], description: withNote(PROVIDER_CALLBACK_NOTE), security: PROVIDER_SECURITY })
   } else {
     if (notes.some(Boolean)) documented.description = notes.filter(Boolean).join('\n\n')
-    // Only the access token is the document's global security; every other route states its own (none here).
-    if (declared.security === undefined && policy.credential !== 'access-token') documented.security = []
+    // Only the access token is the document's global security; every other route states its own.
+    if (declared.security === undefined && policy.credential !== 'access-token') {
+      documented.security = COOKIE_SECURITY[policy.credential] ?? []
+    }
   }
   // A prefix's '/' route answers with and without the slash, and Fastify leaves the options it shares with the
   // slash variant holding that URL; the contract spells these paths without it (`/v1/me`).

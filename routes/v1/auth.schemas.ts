@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MinimalUserSchema, UserResponseSchema } from '../../lib/auth/user-response.js'
 import { UNSAFE_TEXT_CLASS } from '../../lib/tenant/identifiers.js'
+import { MfaMethodSchema } from './login-mfa.schemas.js'
 
 // PostgreSQL text cannot hold NUL, and no identifier or name needs a control character: refusing them here keeps
 // such input a 400 instead of a database error.
@@ -82,7 +83,7 @@ export const LoginResponseSchema = Type.Object({ ...lifetimes, user: MinimalUser
 export const MfaRequiredResponseSchema = Type.Object(
   {
     mfaRequired: Type.Literal(true),
-    methods: Type.Array(Type.Union([Type.Literal('TOTP'), Type.Literal('SMS'), Type.Literal('RECOVERY_CODE')]), {
+    methods: Type.Array(MfaMethodSchema, {
       description: 'what POST /v1/login/mfa accepts for this user; SMS needs a code sent by POST /v1/login/mfa/sms first',
     }),
     expiresIn: Type.Integer({ description: 'seconds the second step may take (the svc_mfa_token cookie lives as long)' }),

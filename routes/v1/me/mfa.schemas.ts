@@ -47,5 +47,15 @@ export const RecoveryCodesSchema = Type.Object(
       description: 'ten single-use codes, shown this once: each passes the second step in place of a factor',
     }),
   },
-  { $id: 'RecoveryCodes', examples: [{ recoveryCodes: ['k7m2p-x9qrt', 'a3bcd-efg45'] }] },
+  {
+    $id: 'RecoveryCodes',
+    examples: [
+      {
+        recoveryCodes: [
+          'k7m2p-x9qrt', 'a3bcd-efg45', 'h8nvw-2ks7m', 'p4xzr-q9tbe', 'm6cfy-w3ahn',
+          'z2dqk-7vpex', 'e9rts-b5mcu', 'w7hgn-k2zqa', 'c3pyf-6xdtm', 'u8aqe-r4wzs',
+        ],
+      },
+    ],
+  },
 )

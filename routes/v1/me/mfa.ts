@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { auditOriginOf } from '../../../lib/audit/origin.js'
 import {
-  confirmTotpEnrolment,
   disableSmsFactor,
   disableTotp,
   enableSmsFactor,
@@ -51,19 +50,18 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/mfa/totp/confirm',
     {
-      config: { access: 'user' },
+      // The code is checked before the request transaction opens (plugins/totp-confirmation.ts).
+      config: { access: 'user', totpConfirmation: true },
       schema: {
         operationId: 'confirmTotp',
-        summary: "Enable the pending authenticator app with its code; answers the recovery codes",
+        summary: 'Enable the pending authenticator app with its code; answers the recovery codes',
         tags: ['mfa'],
         body: TotpConfirmationSchema,
         response: { 200: RecoveryCodesSchema },
         problems: ['OTP_INVALID'],
       },
     },
-    async (request) => ({
-      recoveryCodes: await confirmTotpEnrolment(request.db, app.mfa, owner(request.caller), request.body.code, auditOriginOf(request)),
-    }),
+    async (request) => ({ recoveryCodes: request.issuedRecoveryCodes }),
   )
 
   app.post(
