@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
 import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { totpCode } from '../../lib/mfa/totp.js'
 import { strongPassword, validBusinessNumber } from '../auth-fixtures.js'
 import { unique } from '../fixtures.js'
 import { useTestApp } from '../helper.js'
@@ -13,10 +14,12 @@ import { useTestApp } from '../helper.js'
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const clientFlow = fileURLToPath(new URL('./client-flow.ts', import.meta.url))
 
+type OwnerSignUp = Record<'instituteName' | 'businessRegistrationNumber' | 'userLoginId' | 'password' | 'name', string>
+
 interface TryItFlow {
   tryIt(
     baseUrl: string,
-    owner: Record<'instituteName' | 'businessRegistrationNumber' | 'userLoginId' | 'password' | 'name', string>,
+    owner: OwnerSignUp,
     idempotencyKey: string,
   ): Promise<{
     me: Record<string, unknown>
@@ -25,6 +28,19 @@ interface TryItFlow {
     history: { items: Array<{ id: number }> }
     detail: { recipients: unknown[] }
     missingCode: string
+  }>
+  signInWithTotp(
+    baseUrl: string,
+    owner: OwnerSignUp,
+    authenticator: (secret: string, at?: number) => string,
+  ): Promise<{
+    enrolment: { secret: string; otpauthUri: string; qrCode: string }
+    recoveryCodes: string[]
+    factors: { totp: boolean; sms: boolean; recoveryCodesLeft: number }
+    challenge: { mfaRequired: true; methods: string[]; expiresIn: number }
+    wrongCode: string
+    session: { user: { userLoginId: string } }
+    me: Record<string, unknown>
   }>
 }
 
@@ -71,14 +87,16 @@ describe('a client generated from the OpenAPI document (openapi-typescript + ope
     expect(diagnostics).toEqual([])
   })
 
+  const newOwner = (): OwnerSignUp => ({
+    instituteName: 'Client Academy',
+    businessRegistrationNumber: validBusinessNumber({ hyphens: true }),
+    userLoginId: unique('client-owner'),
+    password: strongPassword(),
+    name: 'Kim Owner',
+  })
+
   it('runs the README "Try it" flow with that client against the listening service', async () => {
-    const owner = {
-      instituteName: 'Client Academy',
-      businessRegistrationNumber: validBusinessNumber({ hyphens: true }),
-      userLoginId: unique('client-owner'),
-      password: strongPassword(),
-      name: 'Kim Owner',
-    }
+    const owner = newOwner()
     const { tryIt } = await loadClientFlow(clientFlow)
     const result = await tryIt(baseUrl, owner, `try-${randomUUID()}`)
     expect(result.me).toMatchObject({ userLoginId: owner.userLoginId, role: 'OWNER' })
@@ -87,5 +105,20 @@ describe('a client generated from the OpenAPI document (openapi-typescript + ope
     expect(result.history.items.map((item) => item.id)).toEqual([result.sent.id])
     expect(result.detail.recipients).toEqual([expect.objectContaining({ phone: '010-****-5678', name: 'Kim' })])
     expect(result.missingCode).toBe('SMS_NOT_FOUND')
+  })
+
+  it('signs in with a second factor with that client: enrols TOTP, login answers mfaRequired, completeLogin opens the session', async () => {
+    const owner = newOwner()
+    const { signInWithTotp } = await loadClientFlow(clientFlow)
+    // The test is the authenticator app (lib/mfa/totp.ts computes codes as one does).
+    const result = await signInWithTotp(baseUrl, owner, totpCode)
+    expect(result.enrolment.otpauthUri).toContain(`secret=${result.enrolment.secret}`)
+    expect(result.enrolment.qrCode).toMatch(/^data:image\/svg\+xml;base64,/)
+    expect(result.recoveryCodes).toHaveLength(10)
+    expect(result.factors).toEqual({ totp: true, sms: false, recoveryCodesLeft: 10 })
+    expect(result.challenge).toEqual({ mfaRequired: true, methods: ['TOTP', 'RECOVERY_CODE'], expiresIn: 300 })
+    expect(result.wrongCode).toBe('MFA_CODE_INVALID')
+    expect(result.session.user).toMatchObject({ userLoginId: owner.userLoginId, role: 'OWNER' })
+    expect(result.me).toMatchObject({ userLoginId: owner.userLoginId, role: 'OWNER' })
   })
 })

@@ -74,3 +74,35 @@ export async function freshTotpCode(owner: Kysely<DB>, userId: number, secret: s
   await owner.updateTable('userSecondFactors').set({ totpLastStep: null }).where('userId', '=', userId).execute()
   return totpCode(secret)
 }
+
+/** GET /v1/me/mfa as the bearer: `{totp, sms, recoveryCodesLeft}`; fails the test on any other answer than 200. */
+export async function mfaStatus(app: FastifyInstance, bearer: Record<string, string>) {
+  const response = await app.inject({ method: 'GET', url: '/v1/me/mfa', headers: bearer })
+  expect(response.statusCode, response.body).toBe(200)
+  return response.json() as { totp: boolean; sms: boolean; recoveryCodesLeft: number }
+}
+
+/** The user's factor row as stored (owner view), or undefined when the user has none. */
+export function storedSecondFactors(owner: Kysely<DB>, userId: number) {
+  return owner
+    .selectFrom('userSecondFactors')
+    .select(['totpSecret', 'totpEnabledAt', 'totpLastStep', 'totpPendingSecret', 'smsEnabledAt'])
+    .where('userId', '=', userId)
+    .executeTakeFirst()
+}
+
+/** The hashes of the user's live recovery codes (owner view), sorted. */
+export async function storedRecoveryCodes(owner: Kysely<DB>, userId: number): Promise<string[]> {
+  const rows = await owner.selectFrom('userRecoveryCodes').select('codeHash').where('userId', '=', userId).orderBy('codeHash').execute()
+  return rows.map((row) => row.codeHash)
+}
+
+/** Six digits that are the code of none of the steps `secret` passes now (one step of drift either way). */
+export function notTheTotpCode(secret: string): string {
+  const now = Date.now()
+  const live = new Set([-30_000, 0, 30_000, 60_000].map((offset) => totpCode(secret, now + offset)))
+  for (let candidate = 0; ; candidate++) {
+    const code = String(candidate).padStart(6, '0')
+    if (!live.has(code)) return code
+  }
+}
