@@ -19,6 +19,7 @@ import { history } from './scenarios/history.js'
 import { login } from './scenarios/login.js'
 import { me } from './scenarios/me.js'
 import { memory } from './scenarios/memory.js'
+import { mfa } from './scenarios/mfa.js'
 import { pooler } from './scenarios/pooler.js'
 import { refresh } from './scenarios/refresh.js'
 import { send10k } from './scenarios/send-10k.js'
@@ -28,6 +29,7 @@ import { usage } from './scenarios/usage.js'
 const SCENARIOS: [string, Scenario][] = [
   ['me', me],
   ['login', login],
+  ['mfa', mfa],
   ['refresh', refresh],
   ['signing-keys', signingKeys],
   ['history', history],

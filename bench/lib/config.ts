@@ -31,6 +31,8 @@ export const benchConfig = {
   dispatchRecipients: number('BENCH_DISPATCH_RECIPIENTS', 100),
   /** How long the fake provider holds each answer in the dispatch scenario's second part (milliseconds). */
   providerLatencyMs: number('BENCH_PROVIDER_LATENCY_MS', 100),
+  /** Second steps (POST /v1/login/mfa) per measured run of the mfa scenario: one user with TOTP and one challenge each. */
+  mfaSteps: number('BENCH_MFA_STEPS', 2000),
   /** Messages in the large history tenant. */
   historyMessages: number('BENCH_HISTORY_MESSAGES', 100_000),
   /**

@@ -12,7 +12,7 @@ import { defineFunction } from '../function-files.js'
 // - user_recovery_codes: the live recovery codes, a keyed hash each; a used code is deleted.
 // - mfa_challenges: the login attempts whose password was right and whose second step is still to come; the cookie
 //   holds the token, the row its SHA-256 only, so a stolen row opens nothing. Deleted by the step that uses it, or
-//   by the minute purge once expired (a few minutes' worth of logins: no index of its own for that), and by a
+//   by the minute purge once expired (a few minutes' worth of logins: no index on the expiry for that), and by a
 //   trigger on users when the password that started it changes.
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -55,6 +55,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       primary key (tenant_id, token_hash),
       foreign key (tenant_id, user_id) references users (tenant_id, id) on delete cascade
     )`.execute(db)
+  // The user's challenges go at once when the password changes (the trigger below) or the user is deleted.
+  await sql`create index mfa_challenges_user on mfa_challenges (tenant_id, user_id)`.execute(db)
   await sql`select svc_protect_tenant_table('mfa_challenges')`.execute(db)
   // UPDATE stays: the second step locks its challenge (select ... for update needs it).
   await sql`revoke truncate, references, trigger on mfa_challenges from svc_app`.execute(db)

@@ -133,9 +133,9 @@ export async function completeSecondStep(
   const limits = lockoutLimits(deps.env)
   const { key } = await awaitAdmission(() =>
     withTenant(deps.db, token.tenantId, async (trx) => {
-      const challenged = await challengedUser(trx, token, false)
-      if (!challenged) throw tokenInvalid()
-      const key: UserKey = { tenantId: token.tenantId, userId: challenged.user.id }
+      const userId = await findMfaChallenge(trx, token.tenantId, mfaTokenHash(token), false)
+      if (userId === null) throw tokenInvalid()
+      const key: UserKey = { tenantId: token.tenantId, userId }
       const admission = await admitUserAttempt(trx, key, limits)
       return admission.admitted ? { admitted: true as const, key } : admission
     }),

@@ -36,3 +36,25 @@ export function failedLoginOutcome(error: unknown): LoginOutcome {
   if (code === 'AUTH_018') return 'locked'
   return 'refused'
 }
+
+/**
+ * Runs a sign-in step and counts how it ended (`svc_auth_logins_total`, and a lockout): a thrown error by its catalog
+ * code, a result by `outcomeOf`. Both steps of a login count here, so the series reads the same for either.
+ */
+export async function countedLogin<T>(
+  metrics: MetricsRecorder,
+  attempt: () => Promise<T>,
+  outcomeOf: (result: T) => LoginOutcome = () => 'ok',
+): Promise<T> {
+  let result: T
+  try {
+    result = await attempt()
+  } catch (error) {
+    const failed = failedLoginOutcome(error)
+    metrics.login(failed)
+    if (failed === 'locked') metrics.lockout()
+    throw error
+  }
+  metrics.login(outcomeOf(result))
+  return result
+}

@@ -3,7 +3,7 @@ import { clientInfo } from '../../lib/auth/client-info.js'
 import { clearMfaCookie, setAuthCookies } from '../../lib/auth/cookies.js'
 import { completeSecondStep, sendSecondStepCode } from '../../lib/auth/login-second-step.js'
 import { MFA_COOKIE } from '../../lib/mfa/mfa-token.js'
-import { failedLoginOutcome } from '../../lib/observability/metrics.js'
+import { countedLogin } from '../../lib/observability/metrics.js'
 import { ClientHeadersSchema, LoginResponseSchema } from './auth.schemas.js'
 import { MfaAnswerSchema, MfaCodeSentSchema } from './login-mfa.schemas.js'
 import { NoBodySchema } from './me/phone-verification.schemas.js'
@@ -51,16 +51,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      let session: Awaited<ReturnType<typeof completeSecondStep>>
-      try {
-        session = await completeSecondStep(app.secondStepDeps, request.cookies[MFA_COOKIE], request.body, clientInfo(request))
-      } catch (error) {
-        const failed = failedLoginOutcome(error)
-        app.metrics.login(failed)
-        if (failed === 'locked') app.metrics.lockout()
-        throw error
-      }
-      app.metrics.login('ok')
+      const session = await countedLogin(app.metrics, () =>
+        completeSecondStep(app.secondStepDeps, request.cookies[MFA_COOKIE], request.body, clientInfo(request)),
+      )
       clearMfaCookie(reply, app.env)
       setAuthCookies(reply, app.env, session.tokens)
       return { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL, user: session.user }

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { clientInfo } from '../../lib/auth/client-info.js'
 import { setAuthCookies, setMfaCookie } from '../../lib/auth/cookies.js'
-import { login, type LoginOutcome } from '../../lib/auth/login.js'
-import { failedLoginOutcome } from '../../lib/observability/metrics.js'
+import { login } from '../../lib/auth/login.js'
+import { countedLogin } from '../../lib/observability/metrics.js'
 import { ClientHeadersSchema, LoginResponseSchema, LoginSchema, MfaRequiredResponseSchema } from './auth.schemas.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -26,22 +26,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      let outcome: LoginOutcome
-      try {
-        outcome = await login(app.authDeps, request.body, clientInfo(request))
-      } catch (error) {
-        const failed = failedLoginOutcome(error)
-        app.metrics.login(failed)
-        if (failed === 'locked') app.metrics.lockout()
-        throw error
-      }
+      const outcome = await countedLogin(
+        app.metrics,
+        () => login(app.authDeps, request.body, clientInfo(request)),
+        (done) => ('secondStep' in done ? 'second_step' : 'ok'),
+      )
       if ('secondStep' in outcome) {
-        app.metrics.login('second_step')
         const { token, methods, expiresIn } = outcome.secondStep
         setMfaCookie(reply, app.env, token, expiresIn)
         return { mfaRequired: true as const, methods, expiresIn }
       }
-      app.metrics.login('ok')
       setAuthCookies(reply, app.env, outcome.tokens)
       return { accessExpiresIn: app.env.SVC_ACCESS_TTL, refreshExpiresIn: app.env.SVC_REFRESH_TTL, user: outcome.user }
     },

@@ -1,12 +1,12 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { strongPassword } from '../auth-fixtures.js'
-import { fakeExtSmsCredentials, useProviderTestBed } from '../dispatch-test-bed.js'
+import { useProviderTestBed } from '../dispatch-test-bed.js'
 import type { FakeSentMessage } from '../fakes/extsms-server.js'
 import { codeIn, createAcademy, insertMember, otherCode, SYSTEM_SENDER } from '../routes/recovery/recovery-bed.js'
 import { launchChromium } from './chromium.js'
 import { callSpa, describeBrowser, type Answer } from './spa-page.js'
-import { startService, type Service } from './service.js'
+import { startServiceSendingTo, type Service } from './service.js'
 import { startStaticSite, type StaticSite } from './static-site.js'
 
 /**
@@ -36,17 +36,7 @@ describeBrowser('a browser SPA recovering a forgotten password (cookies only)', 
 
   beforeAll(async () => {
     ;[browser, site] = await Promise.all([launchChromium(), startStaticSite()])
-    service = await startService({
-      DATABASE_URL: provider.iso.url,
-      SVC_CORS_ORIGINS: site.origin(),
-      SVC_SMS_DISPATCHER: 'on',
-      SVC_SMS_PROVIDER: 'extsms',
-      SVC_SMS_EXTSMS_API_KEY: fakeExtSmsCredentials.apiKey,
-      SVC_SMS_EXTSMS_API_SECRET: fakeExtSmsCredentials.apiSecret,
-      SVC_SMS_EXTSMS_BASE_URL: provider.fake.url,
-      SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 'browser-recovery-webhook',
-      SVC_SMS_SYSTEM_SENDER: SYSTEM_SENDER,
-    })
+    service = await startServiceSendingTo(provider, site, SYSTEM_SENDER, 'browser-recovery-webhook')
     context = await browser.newContext()
   })
 

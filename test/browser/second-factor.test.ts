@@ -2,13 +2,13 @@ import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from 'vitest'
 import { MFA_COOKIE } from '../../lib/mfa/mfa-token.js'
 import { totpCode } from '../../lib/mfa/totp.js'
-import { fakeExtSmsCredentials, useProviderTestBed } from '../dispatch-test-bed.js'
+import { useProviderTestBed } from '../dispatch-test-bed.js'
 import type { FakeSentMessage } from '../fakes/extsms-server.js'
 import { enrolTotp, mfaCall } from '../routes/mfa/mfa-bed.js'
 import { bearerFor, codeIn, createAcademy, insertMember, SYSTEM_SENDER, type Academy, type Member } from '../routes/recovery/recovery-bed.js'
 import { launchChromium } from './chromium.js'
 import { callSpa, describeBrowser, type Answer } from './spa-page.js'
-import { startService, type Service } from './service.js'
+import { startServiceSendingTo, type Service } from './service.js'
 import { startStaticSite, type StaticSite } from './static-site.js'
 
 /**
@@ -44,17 +44,7 @@ describeBrowser('a browser SPA signing in with a second factor (cookies only)', 
 
   beforeAll(async () => {
     ;[browser, site] = await Promise.all([launchChromium(), startStaticSite()])
-    service = await startService({
-      DATABASE_URL: provider.iso.url,
-      SVC_CORS_ORIGINS: site.origin(),
-      SVC_SMS_DISPATCHER: 'on',
-      SVC_SMS_PROVIDER: 'extsms',
-      SVC_SMS_EXTSMS_API_KEY: fakeExtSmsCredentials.apiKey,
-      SVC_SMS_EXTSMS_API_SECRET: fakeExtSmsCredentials.apiSecret,
-      SVC_SMS_EXTSMS_BASE_URL: provider.fake.url,
-      SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 'browser-second-factor-webhook',
-      SVC_SMS_SYSTEM_SENDER: SYSTEM_SENDER,
-    })
+    service = await startServiceSendingTo(provider, site, SYSTEM_SENDER, 'browser-second-factor-webhook')
   })
 
   // Registered after the provider bed's hooks, so these run first: the service stops before its database goes.

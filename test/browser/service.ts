@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
+import { fakeExtSmsCredentials } from '../dispatch-test-bed.js'
 import { buildAppWith } from '../helper.js'
 import { RefreshGate } from './refresh-gate.js'
 
@@ -37,4 +38,27 @@ export async function startService(overrides: Record<string, string>): Promise<S
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as AddressInfo
   return { url: `http://127.0.0.1:${port}`, app, refreshGate, answered, close: () => app.close() }
+}
+
+/**
+ * The service sending its own SMS (codes) through the live adapter to the loopback fake provider `provider`, from
+ * SVC_SMS_SYSTEM_SENDER, with its dispatcher on, for pages served by `site`.
+ */
+export function startServiceSendingTo(
+  provider: { iso: { url: string }; fake: { url: string } },
+  site: { origin(): string },
+  systemSender: string,
+  webhookToken: string,
+): Promise<Service> {
+  return startService({
+    DATABASE_URL: provider.iso.url,
+    SVC_CORS_ORIGINS: site.origin(),
+    SVC_SMS_DISPATCHER: 'on',
+    SVC_SMS_PROVIDER: 'extsms',
+    SVC_SMS_EXTSMS_API_KEY: fakeExtSmsCredentials.apiKey,
+    SVC_SMS_EXTSMS_API_SECRET: fakeExtSmsCredentials.apiSecret,
+    SVC_SMS_EXTSMS_BASE_URL: provider.fake.url,
+    SVC_SMS_EXTSMS_WEBHOOK_TOKEN: webhookToken,
+    SVC_SMS_SYSTEM_SENDER: systemSender,
+  })
 }

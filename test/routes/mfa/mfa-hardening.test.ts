@@ -101,3 +101,23 @@ describe('POST /v1/me/mfa/totp/confirm against guessing', () => {
     expect(await mfaStatus(bed.app, bearer)).toEqual({ totp: true, sms: false, recoveryCodesLeft: 10 })
   })
 })
+
+describe('svc_auth_logins_total over the two steps', () => {
+  const series = async () => {
+    const text = (await bed.app.inject({ method: 'GET', url: '/metrics' })).body
+    const value = (outcome: string) => Number(/\s(\S+)$/.exec(text.split('\n').find((line) => line.startsWith(`svc_auth_logins_total{outcome="${outcome}"} `)) ?? ' 0')![1])
+    return { ok: value('ok'), secondStep: value('second_step'), invalid: value('invalid') }
+  }
+
+  it('counts a right password of a user with a factor as second_step, a wrong code as invalid, the session as ok', async () => {
+    const { member, tenant, bearer } = await signedInMember()
+    const { secret } = await enrolTotp(bed.app, bearer, member.password)
+    const before = await series()
+    const cookie = mfaCookieOf(await passwordStep(bed.app, member, tenant))
+    await secondStep(bed.app, cookie, 'TOTP', notTheTotpCode(secret))
+    expect((await secondStep(bed.app, cookie, 'TOTP', totpCode(secret, Date.now() + 30_000))).statusCode).toBe(200)
+    const after = await series()
+    expect({ ok: after.ok - before.ok, secondStep: after.secondStep - before.secondStep, invalid: after.invalid - before.invalid })
+      .toEqual({ ok: 1, secondStep: 1, invalid: 1 })
+  })
+})
