@@ -1,12 +1,11 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
-import { afterAll, beforeAll, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { strongPassword } from '../auth-fixtures.js'
 import { useProviderTestBed } from '../dispatch-test-bed.js'
-import type { FakeSentMessage } from '../fakes/extsms-server.js'
 import { codeIn, createAcademy, insertMember, otherCode, SYSTEM_SENDER } from '../routes/recovery/recovery-bed.js'
 import { launchChromium } from './chromium.js'
 import { callSpa, describeBrowser, type Answer } from './spa-page.js'
-import { startServiceSendingTo, type Service } from './service.js'
+import { smsTo, startServiceSendingTo, type Service } from './service.js'
 import { startStaticSite, type StaticSite } from './static-site.js'
 
 /**
@@ -46,18 +45,6 @@ describeBrowser('a browser SPA recovering a forgotten password (cookies only)', 
     await Promise.all([browser?.close(), service?.close(), site?.close()])
   })
 
-  /** The SMS the phone receives: what the fake provider was handed, once the service's dispatcher has sent it. */
-  async function smsTo(phone: string): Promise<FakeSentMessage> {
-    return vi.waitFor(
-      () => {
-        const sent = provider.fake.sentMessages.filter((message) => message.to === phone)
-        expect(sent, `an SMS to ${phone}`).toHaveLength(1)
-        return sent[0]!
-      },
-      { timeout: 10_000, interval: 50 },
-    )
-  }
-
   const accessCookie = async () => (await context.cookies(service.url)).find((cookie) => cookie.name === 'svc_access_token')?.value
 
   it('a user asks for a code, reads it by SMS, resets, and signs in with the new password; the earlier session ends', async () => {
@@ -78,7 +65,7 @@ describeBrowser('a browser SPA recovering a forgotten password (cookies only)', 
     expect(earlierAccess).toBeTruthy()
 
     expect(await call(page, 'forgot', account)).toEqual({ status: 202, body: { expiresIn: 300 }, requestId: expect.any(String), replayed: null })
-    const sms = await smsTo(member.phone!)
+    const sms = await smsTo(provider.fake, member.phone!)
     expect(sms).toMatchObject({ from: SYSTEM_SENDER, type: 'SMS' })
     expect(sms.text).toContain(tenant.name)
     const code = codeIn(sms.text)

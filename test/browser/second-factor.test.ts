@@ -1,14 +1,13 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
-import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
 import { MFA_COOKIE } from '../../lib/mfa/mfa-token.js'
 import { totpCode } from '../../lib/mfa/totp.js'
 import { useProviderTestBed } from '../dispatch-test-bed.js'
-import type { FakeSentMessage } from '../fakes/extsms-server.js'
 import { enrolTotp, mfaCall } from '../routes/mfa/mfa-bed.js'
 import { bearerFor, codeIn, createAcademy, insertMember, SYSTEM_SENDER, type Academy, type Member } from '../routes/recovery/recovery-bed.js'
 import { launchChromium } from './chromium.js'
 import { callSpa, describeBrowser, type Answer } from './spa-page.js'
-import { startServiceSendingTo, type Service } from './service.js'
+import { smsTo, startServiceSendingTo, type Service } from './service.js'
 import { startStaticSite, type StaticSite } from './static-site.js'
 
 /**
@@ -105,18 +104,6 @@ describeBrowser('a browser SPA signing in with a second factor (cookies only)', 
     expect(sentHeaders.filter((headers) => headers.authorization !== undefined)).toEqual([])
   }
 
-  /** The SMS the phone receives: what the fake provider was handed, once the service's dispatcher has sent it. */
-  async function smsTo(phone: string): Promise<FakeSentMessage> {
-    return vi.waitFor(
-      () => {
-        const sent = provider.fake.sentMessages.filter((message) => message.to === phone)
-        expect(sent, `an SMS to ${phone}`).toHaveLength(1)
-        return sent[0]!
-      },
-      { timeout: 10_000, interval: 50 },
-    )
-  }
-
   it('a user with an authenticator app: the password step leaves an HttpOnly mfa cookie, a wrong code is refused, the right one signs in', async () => {
     const tenant = await createAcademy(provider.iso.owner)
     const member = await insertMember(provider.iso.owner, tenant, { role: 'OWNER' })
@@ -170,7 +157,7 @@ describeBrowser('a browser SPA signing in with a second factor (cookies only)', 
 
     const sent = await call(page, 'sendLoginCode')
     expect([sent.status, sent.body]).toEqual([202, { expiresIn: 300, resendAfter: 60 }])
-    const sms = await smsTo(member.phone!)
+    const sms = await smsTo(provider.fake, member.phone!)
     expect(sms).toMatchObject({ from: SYSTEM_SENDER, type: 'SMS' })
     expect(sms.text).toContain(tenant.name)
 

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
+import { expect, vi } from 'vitest'
+import type { FakeSentMessage } from '../fakes/extsms-server.js'
 import { fakeExtSmsCredentials } from '../dispatch-test-bed.js'
 import { buildAppWith } from '../helper.js'
 import { RefreshGate } from './refresh-gate.js'
@@ -61,4 +63,16 @@ export function startServiceSendingTo(
     SVC_SMS_EXTSMS_WEBHOOK_TOKEN: webhookToken,
     SVC_SMS_SYSTEM_SENDER: systemSender,
   })
+}
+
+/** The one SMS `phone` receives: what the fake provider was handed, once the service's dispatcher has sent it. */
+export function smsTo(fake: { sentMessages: FakeSentMessage[] }, phone: string): Promise<FakeSentMessage> {
+  return vi.waitFor(
+    () => {
+      const sent = fake.sentMessages.filter((message) => message.to === phone)
+      expect(sent, `an SMS to ${phone}`).toHaveLength(1)
+      return sent[0]!
+    },
+    { timeout: 10_000, interval: 50 },
+  )
 }
