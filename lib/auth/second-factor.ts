@@ -1,6 +1,6 @@
-import type { FactorOwner } from '../../db/repos/second-factors.js'
+import { findSecondFactors, type FactorOwner } from '../../db/repos/second-factors.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
-import { findSecondFactors, verifyRecoveryCode, verifyTotp } from '../mfa/factors.js'
+import { verifyRecoveryCode, verifyTotp } from '../mfa/factors.js'
 import type { MfaSettings } from '../mfa/settings.js'
 
 /** The second factors a password reset may be asked for (an SMS code cannot be one: the reset already is one). */

@@ -1,6 +1,11 @@
 import QRCode from 'qrcode'
 import type { Kysely } from 'kysely'
-import { countPendingTotpAttempt } from '../../db/repos/second-factors.js'
+import {
+  countPendingTotpAttempt,
+  findSecondFactors,
+  upsertSecondFactors,
+  type FactorOwner,
+} from '../../db/repos/second-factors.js'
 import { findTenantById } from '../../db/repos/tenants.js'
 import type { DB } from '../../db/schema.js'
 import { withRequestTransaction, type RequestScope, type TenantTx } from '../../db/tenant-transaction.js'
@@ -8,14 +13,7 @@ import { recordAuditEvent, type AuditOrigin } from '../audit/record.js'
 import { findCurrentUser } from '../auth/current-user.js'
 import { AppError } from '../errors.js'
 import { mfaDisabled, mfaEnabled, recoveryCodesRegenerated } from './events.js'
-import {
-  findSecondFactors,
-  hasFactor,
-  issueRecoveryCodes,
-  tidyAfterDisable,
-  upsertSecondFactors,
-  type FactorOwner,
-} from './factors.js'
+import { hasFactor, issueRecoveryCodes, tidyAfterDisable } from './factors.js'
 import { openSecret, sealSecret } from './sealed-secret.js'
 import type { MfaSettings } from './settings.js'
 import { matchingStep, newTotpSecret, totpUri } from './totp.js'

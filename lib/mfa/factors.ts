@@ -3,7 +3,6 @@ import {
   deleteEmptySecondFactors,
   findSecondFactors,
   takeTotpStep,
-  upsertSecondFactors,
   type FactorOwner,
   type SecondFactorsRow,
 } from '../../db/repos/second-factors.js'
@@ -77,5 +76,3 @@ export async function tidyAfterDisable(trx: TenantTx, owner: FactorOwner): Promi
   await deleteEmptySecondFactors(trx, owner)
   return voided
 }
-
-export { findSecondFactors, upsertSecondFactors, type FactorOwner }
