@@ -3,11 +3,14 @@ import type { FastifyInstance } from 'fastify'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Database } from './db/database.js'
+import type { Clock } from './lib/clock.js'
 import type { Env } from './lib/env.js'
 
 export interface AppOptions {
   env: Env
   database: Database
+  /** The system clock unless a test fixes the time of day (plugins/clock.ts). */
+  clock?: Clock
 }
 
 const here = dirname(fileURLToPath(import.meta.url))

@@ -199,7 +199,10 @@ export interface RecipientGroupMembersTable extends StoredRecipient {
 }
 
 export type SmsStatus = 'PENDING' | 'DISPATCHED' | 'SENT' | 'FAILED' | 'PARTIAL' | 'CANCELLED'
-export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED'
+export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT'
+
+/** An advertisement is framed, kept out of the quiet hours and off the opt-out list (lib/sms/advertising.ts). */
+export type SmsPurpose = 'INFORMATIONAL' | 'ADVERTISEMENT'
 /** STAFF: a staff member's send, in the history. Any other kind is the service's own message (lib/sms/system-messages.ts). */
 export type SmsKind = 'STAFF' | 'VERIFICATION_CODE'
 
@@ -243,6 +246,12 @@ export interface SmsMessagesTable {
   version: Generated<number>
   createdAt: Generated<Date>
   updatedAt: DefaultedTimestamp
+  purpose: ColumnType<SmsPurpose, SmsPurpose | undefined, SmsPurpose>
+  /** An advertisement's frame, fixed at acceptance: the name after `(광고)` and the opt-out number. */
+  adSenderName: string | null
+  adOptOutNumber: string | null
+  /** Recipients on the opt-out list: in recipientCount, never in estimatedSegments or totalPrice. */
+  optedOutCount: Generated<number>
 }
 
 export interface SmsRecipientsTable extends StoredRecipient {
@@ -429,6 +438,24 @@ export interface MfaChallengesTable {
   createdAt: Generated<Date>
 }
 
+/** The tenant's opt-out list: numbers (stored digits) no advertisement may reach (RLS). */
+export interface SmsOptOutsTable {
+  tenantId: number
+  phone: string
+  /** The staff member who listed it. */
+  createdBy: number | null
+  createdAt: Generated<Date>
+}
+
+/** At most one row per tenant: the free opt-out number every advertisement carries (RLS). */
+export interface SmsAdvertisingSettingsTable {
+  tenantId: number
+  optOutNumber: string | null
+  updatedBy: number | null
+  createdAt: Generated<Date>
+  updatedAt: DefaultedTimestamp
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -462,4 +489,6 @@ export interface DB {
   userSecondFactors: UserSecondFactorsTable
   userRecoveryCodes: UserRecoveryCodesTable
   mfaChallenges: MfaChallengesTable
+  smsOptOuts: SmsOptOutsTable
+  smsAdvertisingSettings: SmsAdvertisingSettingsTable
 }

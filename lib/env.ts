@@ -16,6 +16,9 @@ const DatabaseUrl = () => Type.Optional(Type.String({ pattern: '^postgres(ql)?:/
  * Every setting the service reads. One schema gives both the start-up validation and the `Env` type;
  * no other module reads `process.env`. Defaults and meanings: .env.example.
  */
+/** The tenant-facing calendar when SVC_TIME_ZONE is not set: the academies this service is for are in Korea. */
+export const DEFAULT_TIME_ZONE = 'Asia/Seoul'
+
 export const EnvSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
     default: 'development',
@@ -79,7 +82,7 @@ export const EnvSchema = Type.Object({
   SVC_SMS_PRICE_SMS: Int(20, 0, 100_000),
   SVC_SMS_PRICE_LMS: Int(50, 0, 100_000),
   // The tenant-facing calendar (IANA name): the day of the daily quota, the usage days, quiet hours.
-  SVC_TIME_ZONE: Type.String({ default: 'Asia/Seoul', minLength: 1 }),
+  SVC_TIME_ZONE: Type.String({ default: DEFAULT_TIME_ZONE, minLength: 1 }),
   // Recipients accepted per tenant per local day of SVC_TIME_ZONE (docs/api.md#daily-quota); 0 = unlimited.
   SVC_SMS_TENANT_DAILY_RECIPIENTS: Int(100_000, 0, 1_000_000_000),
   // How far ahead a send may be scheduled, in days (SCHEDULED_AT_TOO_FAR beyond it).

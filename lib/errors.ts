@@ -81,6 +81,14 @@ export const ERROR_CATALOG = {
   RECIPIENT_GROUP_NOT_FOUND: [404, 'Recipient group not found', 'No such recipient group of yours.'],
   CLASS_NOT_FOUND: [404, 'Class not found', 'No such class.'],
   CLASS_HAS_NO_STUDENTS: [400, 'Class has no students', 'The class has no enrolled student with a guardian phone.'],
+  OPT_OUT_NUMBER_REQUIRED: [
+    409,
+    'Opt-out number required',
+    'An advertisement must carry a free opt-out number; the OWNER sets it in the advertising settings first.',
+  ],
+  ADVERTISEMENT_QUIET_HOURS: [400, 'Advertisement in quiet hours', 'Advertisements are not sent from 21:00 to 08:00.'],
+  RECIPIENTS_OPTED_OUT: [400, 'Every recipient opted out', 'Every recipient of the advertisement is on the opt-out list.'],
+  OPT_OUT_NOT_FOUND: [404, 'Opt-out not found', 'That number is not on the opt-out list.'],
   SMS_NOT_FOUND: [404, 'SMS not found', 'No such message.'],
   SMS_NOT_CANCELLABLE: [
     409,

@@ -33,6 +33,8 @@ export default fp(
       leaseSeconds: env.SVC_SMS_LEASE_SECONDS,
       metrics: app.metrics,
       systemSender: env.SVC_SMS_SYSTEM_SENDER ?? null,
+      timeZone: env.SVC_TIME_ZONE,
+      clock: app.clock,
     })
     const enabled = env.SVC_SMS_DISPATCHER === 'on'
     app.decorate('dispatcher', {
@@ -53,5 +55,5 @@ export default fp(
       await dispatcher.stop()
     })
   },
-  { name: 'dispatcher', dependencies: ['env', 'db', 'metrics'] },
+  { name: 'dispatcher', dependencies: ['env', 'db', 'metrics', 'clock'] },
 )

@@ -4,9 +4,13 @@
 -- (every tenant sends through one provider account, so a number rejected or replaced since the message was stored
 -- must not go out). A system message from system_sender (SVC_SMS_SYSTEM_SENDER, the service's own number) does not
 -- wait for the tenant's number. A message past its discard_after is claimed even when held, so that the hand-over
--- ends it FAILED and its text is erased. A new claim starts unhanded (handed_over_at null). SECURITY DEFINER: the
--- runtime role cannot see across tenants.
-create or replace function svc_claim_due_sms(batch_size integer, lease_seconds integer, system_sender varchar)
+-- ends it FAILED and its text is erased. An advertisement is claimed only while advertising_open: the dispatcher
+-- passes false in the quiet hours of SVC_TIME_ZONE (lib/sms/quiet-hours.ts, its clock), and an instance of an
+-- earlier release, which passes no value, never claims one. A new claim starts unhanded (handed_over_at null).
+-- SECURITY DEFINER: the runtime role cannot see across tenants.
+create or replace function svc_claim_due_sms(
+  batch_size integer, lease_seconds integer, system_sender varchar, advertising_open boolean default false
+)
 returns table (tenant_id bigint, sms_id bigint, claim_token uuid)
 language sql security definer set search_path = public as $$
   with due as (
@@ -14,6 +18,7 @@ language sql security definer set search_path = public as $$
     from sms_messages m
     where m.status = 'PENDING' and m.next_attempt_at <= now()
       and (m.claimed_until is null or m.claimed_until < now())
+      and (advertising_open or m.purpose <> 'ADVERTISEMENT')
       and (m.discard_after <= now() or (
         exists (select 1 from tenants t where t.id = m.tenant_id and t.status = 'ACTIVE')
         and (m.provider <> 'extsms'
@@ -33,5 +38,5 @@ language sql security definer set search_path = public as $$
   where m.tenant_id = due.tenant_id and m.id = due.id
   returning m.tenant_id, m.id, m.claim_token
 $$;
-revoke all on function svc_claim_due_sms(integer, integer, varchar) from public;
-grant execute on function svc_claim_due_sms(integer, integer, varchar) to svc_app;
+revoke all on function svc_claim_due_sms(integer, integer, varchar, boolean) from public;
+grant execute on function svc_claim_due_sms(integer, integer, varchar, boolean) to svc_app;

@@ -1,6 +1,6 @@
--- Row-level trigger of sms_messages, fired (WHEN) only when a message's delivery counts change or it enters or
--- leaves CANCELLED: journals the difference between what the message counts in the usage report now and what it
--- counted before, in the bucket of its acceptance (created_at, which never changes), so results that arrive later
+-- Row-level trigger of sms_messages, fired (WHEN) only when a message's delivery or opted-out counts change or it
+-- enters or leaves CANCELLED: journals the difference between what the message counts in the usage report now and
+-- what it counted before, in the bucket of its acceptance (created_at, which never changes), so results that arrive later
 -- land on the day the message was accepted. A cancelled message counts nothing, so cancelling takes its whole
 -- contribution back and an un-cancel would put it back. Insert only, like svc_usage_of_inserted_sms. Row-level
 -- because PostgreSQL allows no transition table on a trigger with a column list.
@@ -22,7 +22,7 @@ begin
     counted_after * new.total_price - counted_before * old.total_price,
     counted_after * new.success_count - counted_before * old.success_count,
     counted_after * new.fail_count - counted_before * old.fail_count,
-    0,
+    counted_after * new.opted_out_count - counted_before * old.opted_out_count,
     counted_after * (new.kind = 'VERIFICATION_CODE')::integer - counted_before * (old.kind = 'VERIFICATION_CODE')::integer);
   return null;
 end

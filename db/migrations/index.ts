@@ -29,6 +29,7 @@ import * as smsUsage from './2026-11-26T04-10-00-sms-usage.js'
 import * as ownerMaintenancePolicy from './2026-11-26T04-20-00-owner-maintenance-policy.js'
 import * as oneTimeCodes from './2026-11-26T05-00-00-one-time-codes.js'
 import * as secondFactor from './2026-11-27T00-00-00-second-factor.js'
+import * as advertising from './2026-11-28T00-00-00-advertising.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -65,4 +66,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T04-20-00-owner-maintenance-policy': ownerMaintenancePolicy,
   '2026-11-26T05-00-00-one-time-codes': oneTimeCodes,
   '2026-11-27T00-00-00-second-factor': secondFactor,
+  '2026-11-28T00-00-00-advertising': advertising,
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
-import type { DB, DeliveryStatus, SmsMessagesTable, SmsStatus, TenantsTable } from '../schema.js'
+import type { DB, DeliveryStatus, SmsMessagesTable, SmsPurpose, SmsStatus, TenantsTable } from '../schema.js'
 import type { TenantTx } from '../tenant-transaction.js'
 import { dispatchAllowed } from './dispatch-hold.js'
 
@@ -14,23 +14,35 @@ export interface Claim {
  * has free workers, so nothing claimed waits in memory), through the owner-privileged
  * svc_claim_due_sms function (FOR UPDATE SKIP LOCKED: concurrent instances never claim the same row). It returns
  * ids and tokens only; every read of message data happens later inside the message's tenant context. Held messages
- * (db/repos/dispatch-hold.ts) are not claimed; `systemSender` is SVC_SMS_SYSTEM_SENDER.
+ * (db/repos/dispatch-hold.ts) are not claimed; `systemSender` is SVC_SMS_SYSTEM_SENDER. Advertisements are claimed
+ * only when `advertisingOpen` (outside the quiet hours, lib/sms/quiet-hours.ts).
  */
 export async function claimDueMessages(
   db: Kysely<DB>,
   batchSize: number,
   leaseSeconds: number,
   systemSender: string | null = null,
+  advertisingOpen = false,
 ): Promise<Claim[]> {
   const { rows } = await sql<Claim>`
     select tenant_id, sms_id, claim_token
-    from svc_claim_due_sms(${batchSize}, ${leaseSeconds}, ${systemSender}::varchar)`.execute(db)
+    from svc_claim_due_sms(${batchSize}, ${leaseSeconds}, ${systemSender}::varchar, ${advertisingOpen}::boolean)`.execute(db)
   return rows
 }
 
 export type ClaimedMessage = Pick<
   Selectable<SmsMessagesTable>,
-  'id' | 'kind' | 'senderNumber' | 'title' | 'content' | 'messageType' | 'dispatchAttempts'
+  | 'id'
+  | 'kind'
+  | 'senderNumber'
+  | 'title'
+  | 'content'
+  | 'messageType'
+  | 'dispatchAttempts'
+  | 'purpose'
+  | 'adSenderName'
+  | 'adOptOutNumber'
+  | 'createdAt'
 > & { tenantSlug: TenantsTable['slug'] }
 
 const CLAIMED_COLUMNS = [
@@ -41,6 +53,10 @@ const CLAIMED_COLUMNS = [
   'm.content',
   'm.messageType',
   'm.dispatchAttempts',
+  'm.purpose',
+  'm.adSenderName',
+  'm.adOptOutNumber',
+  'm.createdAt',
   't.slug as tenantSlug',
 ] as const
 
@@ -70,15 +86,17 @@ export async function findClaimedMessage(trx: TenantTx, claim: Claim): Promise<U
  * the provider, before the provider is called. An attempt whose process dies during the call still counts, so a
  * message that keeps killing its instance ends FAILED after `maxAttempts`. Returns the message with the attempt's
  * number in `dispatchAttempts`, or undefined (claim lost, attempts exhausted, expired, or the message is held:
- * db/repos/dispatch-hold.ts; `systemSender` is SVC_SMS_SYSTEM_SENDER).
+ * db/repos/dispatch-hold.ts; `systemSender` is SVC_SMS_SYSTEM_SENDER; or it is an advertisement and
+ * `advertisingOpen` is false, the quiet hours having begun since the claim).
  */
 export async function handOverClaimedMessage(
   trx: TenantTx,
   claim: Claim,
   maxAttempts: number,
   systemSender: string | null = null,
+  advertisingOpen = false,
 ): Promise<ClaimedMessage | undefined> {
-  return trx
+  const query = trx
     .updateTable('smsMessages as m')
     .from('tenants as t')
     .set((eb) => ({ dispatchAttempts: eb('m.dispatchAttempts', '+', 1), handedOverAt: sql<Date>`now()` }))
@@ -93,7 +111,31 @@ export async function handOverClaimedMessage(
     // The claim's hold rule again, for a tenant suspended or a sender number rejected or replaced since the claim.
     .where(dispatchAllowed(systemSender))
     .returning(CLAIMED_COLUMNS)
-    .executeTakeFirst()
+  return (advertisingOpen ? query : query.where('m.purpose', '<>', 'ADVERTISEMENT')).executeTakeFirst()
+}
+
+/**
+ * An advertisement's recipients still to send whose number joined the tenant's opt-out list after the message
+ * was accepted: marked OPTED_OUT (never sent), and the message's opted-out count, segments and price follow, in one
+ * statement. Returns how many, which the daily quota gets back.
+ */
+export async function optOutListedRecipients(trx: TenantTx, smsId: number): Promise<number> {
+  const { rows } = await sql<{ count: number }>`
+    with listed as (
+      update sms_recipients r set delivery_status = 'OPTED_OUT', updated_at = now()
+      from sms_opt_outs o
+      where r.sms_id = ${smsId} and r.delivery_status = 'PENDING' and o.tenant_id = r.tenant_id and o.phone = r.phone
+      returning r.recipient_index
+    ), tally as (select count(*)::int as count from listed)
+    update sms_messages m set
+      opted_out_count = m.opted_out_count + tally.count,
+      estimated_segments = m.estimated_segments - tally.count,
+      total_price = m.total_price - tally.count * m.unit_price,
+      updated_at = now()
+    from tally
+    where m.id = ${smsId} and tally.count > 0
+    returning tally.count`.execute(trx)
+  return rows[0]?.count ?? 0
 }
 
 /**
@@ -126,6 +168,8 @@ export function findUnsentRecipients(trx: TenantTx, smsId: number) {
 /** A claim this transaction has locked, with what decides whether the message may be tried again. */
 export interface OwnClaim {
   discardAfter: Date | null
+  /** An advertisement's retry waits for the end of the quiet hours. */
+  purpose: SmsPurpose
 }
 
 /**
@@ -135,7 +179,7 @@ export interface OwnClaim {
 export async function lockOwnClaim(trx: TenantTx, claim: Claim): Promise<OwnClaim | undefined> {
   return trx
     .selectFrom('smsMessages')
-    .select('discardAfter')
+    .select(['discardAfter', 'purpose'])
     .where('id', '=', claim.smsId)
     .where('claimToken', '=', claim.claimToken)
     .where('status', '=', 'PENDING')

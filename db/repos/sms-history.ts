@@ -1,7 +1,7 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
 import { precompiled } from '../driver/precompiled.js'
 import { planPerExecution } from '../driver/statement-flags.js'
-import type { DB, SmsStatus } from '../schema.js'
+import type { DB, SmsPurpose, SmsStatus } from '../schema.js'
 import type { TenantTx } from '../tenant-transaction.js'
 import type { MessageScope } from './sms-messages.js'
 
@@ -9,6 +9,7 @@ export interface HistoryFilter extends MessageScope {
   tenantId: number
   status?: SmsStatus
   recipientType?: string
+  purpose?: SmsPurpose
   /** Matched literally (case-insensitive) inside the title or the content. */
   q?: string
 }
@@ -26,6 +27,7 @@ interface PageParams {
   senderId: number | undefined
   status: SmsStatus | undefined
   recipientType: string | undefined
+  purpose: SmsPurpose | undefined
   pattern: string
   previewLength: number
   offset: number
@@ -38,6 +40,7 @@ interface PageShape {
   bySender: boolean
   byStatus: boolean
   byRecipientType: boolean
+  byPurpose: boolean
   bySearch: boolean
 }
 
@@ -82,6 +85,8 @@ const itemProjection = (previewLength: number) =>
       sms_messages.status,
       sms_messages.success_count as "successCount",
       sms_messages.fail_count as "failCount",
+      sms_messages.purpose,
+      sms_messages.opted_out_count as "optedOutCount",
       ${isoText('created_at')} as "createdAt",
       ${isoText('updated_at')} as "updatedAt")`.as('item')
 
@@ -97,6 +102,7 @@ function filtered<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, shape: Pag
   if (shape.bySender) result = result.where('smsMessages.senderId', '=', params.senderId!)
   if (shape.byStatus) result = result.where('smsMessages.status', '=', params.status!)
   if (shape.byRecipientType) result = result.where('smsMessages.recipientType', '=', params.recipientType!)
+  if (shape.byPurpose) result = result.where('smsMessages.purpose', '=', params.purpose!)
   if (shape.bySearch) {
     result = result.where((eb) =>
       eb.or([
@@ -108,7 +114,7 @@ function filtered<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, shape: Pag
   return result
 }
 
-const unfiltered = (shape: PageShape) => !shape.byStatus && !shape.byRecipientType && !shape.bySearch
+const unfiltered = (shape: PageShape) => !shape.byStatus && !shape.byRecipientType && !shape.byPurpose && !shape.bySearch
 
 /**
  * Whether one index yields this page's rows in order for any tenant or sender: (tenant_id, created_at, id),
@@ -159,7 +165,7 @@ function compilePage(shape: PageShape) {
 }
 
 function pageQuery(shape: PageShape) {
-  const key = `${shape.sort.field},${shape.sort.direction},${+shape.bySender}${+shape.byStatus}${+shape.byRecipientType}${+shape.bySearch}`
+  const key = `${shape.sort.field},${shape.sort.direction},${+shape.bySender}${+shape.byStatus}${+shape.byRecipientType}${+shape.byPurpose}${+shape.bySearch}`
   let query = pageQueries.get(key)
   if (!query) {
     query = compilePage(shape)
@@ -200,6 +206,7 @@ export async function listHistoryPage(
     bySender: filter.senderId !== undefined,
     byStatus: filter.status !== undefined,
     byRecipientType: filter.recipientType !== undefined,
+    byPurpose: filter.purpose !== undefined,
     bySearch: filter.q !== undefined && filter.q !== '',
   }
   const params: PageParams = {
@@ -207,6 +214,7 @@ export async function listHistoryPage(
     senderId: filter.senderId,
     status: filter.status,
     recipientType: filter.recipientType,
+    purpose: filter.purpose,
     pattern: shape.bySearch ? likePattern(filter.q!) : '',
     previewLength,
     offset: page.offset,

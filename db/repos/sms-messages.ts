@@ -24,6 +24,8 @@ const COLUMNS = [
   'status',
   'successCount',
   'failCount',
+  'purpose',
+  'optedOutCount',
   'createdAt',
   'updatedAt',
 ] as const
@@ -50,7 +52,7 @@ const RECIPIENT_COLUMNS = [
 export type RecipientRecord = Pick<Selectable<SmsRecipientsTable>, (typeof RECIPIENT_COLUMNS)[number]>
 
 /** What a send writes; the status, counts and times start from the table's defaults. */
-export type NewMessage = Pick<Selectable<SmsMessagesTable>, 'tenantId' | 'provider'> &
+export type NewMessage = Pick<Selectable<SmsMessagesTable>, 'tenantId' | 'provider' | 'adSenderName' | 'adOptOutNumber'> &
   Omit<
     MessageRecord,
     'id' | 'cancelledAt' | 'sentAt' | 'status' | 'successCount' | 'failCount' | 'createdAt' | 'updatedAt'
@@ -102,17 +104,25 @@ export async function insertSystemMessage(trx: TenantTx, message: NewSystemMessa
   return inserted.smsId
 }
 
-/** Every recipient in one statement whatever their number (db/repos/unnested-recipients.ts). */
+/**
+ * Every recipient in one statement whatever their number (db/repos/unnested-recipients.ts), PENDING, or OPTED_OUT
+ * when their phone is among `optedOut` (an advertisement's recipients on the opt-out list, never sent).
+ */
 export async function insertRecipients(
   trx: TenantTx,
   tenantId: number,
   smsId: number,
   recipients: readonly StoredRecipient[],
+  optedOut: ReadonlySet<string> = new Set(),
 ): Promise<void> {
+  const status =
+    optedOut.size === 0
+      ? sql`'PENDING'`
+      : sql`case when r.phone = any(${[...optedOut]}::text[]) then 'OPTED_OUT' else 'PENDING' end`
   await sql`
     insert into sms_recipients
-      (tenant_id, sms_id, recipient_index, phone, name, student_id, class_name, recipient_role, updated_at)
-    select ${tenantId}, ${smsId}, r.ord - 1, r.phone, r.name, r.student_id, r.class_name, r.recipient_role, now()
+      (tenant_id, sms_id, recipient_index, phone, name, student_id, class_name, recipient_role, delivery_status, updated_at)
+    select ${tenantId}, ${smsId}, r.ord - 1, r.phone, r.name, r.student_id, r.class_name, r.recipient_role, ${status}, now()
     from ${unnestedRecipients(recipients)}`.execute(trx)
 }
 

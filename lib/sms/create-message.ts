@@ -7,10 +7,13 @@ import {
   type RecipientRecord,
 } from '../../db/repos/sms-messages.js'
 import { checkDailyRecipients, reserveDailyRecipients, type DailyQuota } from '../../db/repos/sms-quota.js'
-import type { StoredRecipient } from '../../db/schema.js'
+import type { SmsPurpose, StoredRecipient } from '../../db/schema.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
+import type { Clock } from '../clock.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
+import { frameText } from './advertising.js'
+import { advertisingTerms, type AdvertisingTerms } from './advertising-terms.js'
 import { assertRecipientCount, mergeRecipients } from './recipients.js'
 import { estimateMessage, inferRecipientType } from './sizing.js'
 
@@ -21,14 +24,17 @@ export interface SendSettings {
   dailyQuota: DailyQuota
   /** Recipients of one send, after merging, that may share a phone number. */
   maxPerPhone: number
+  /** The service's clock: an advertisement sent now is judged against the quiet hours by it. */
+  clock: Clock
 }
 
-export function sendSettings(env: Env): SendSettings {
+export function sendSettings(env: Env, clock: Clock): SendSettings {
   return {
     provider: env.SVC_SMS_PROVIDER,
     prices: { sms: env.SVC_SMS_PRICE_SMS, lms: env.SVC_SMS_PRICE_LMS },
     dailyQuota: { limit: env.SVC_SMS_TENANT_DAILY_RECIPIENTS, timeZone: env.SVC_TIME_ZONE },
     maxPerPhone: env.SVC_SMS_MAX_PER_PHONE,
+    clock,
   }
 }
 
@@ -44,6 +50,7 @@ export interface MessageDraft {
   recipients: readonly StoredRecipient[]
   /** Fixed by the kind of send (class sends: GUARDIAN); otherwise inferred from the recipients' roles. */
   recipientType?: string
+  purpose: SmsPurpose
 }
 
 export interface CreatedMessage {
@@ -68,6 +75,9 @@ async function senderNumberFor(trx: TenantTx, provider: SendSettings['provider']
  * against the tenant's daily quota. Dispatch is not started here: the caller kicks the dispatcher after commit, so
  * the provider never sees uncommitted rows.
  *
+ * An advertisement (lib/sms/advertising-terms.ts) is first held to its rules: outside the quiet hours, with an
+ * opt-out number, and its recipients on the opt-out list stored OPTED_OUT, which no price, size or quota counts.
+ *
  * The quota's reservation locks the tenant's counter row until the transaction ends, so it is the transaction's last
  * statement and travels with the commit: a send still at work never makes the tenant's other sends wait. What
  * else the transaction records about the message (the idempotency key, the audit event) goes in `alongside`,
@@ -83,12 +93,18 @@ export async function createMessage(
 ): Promise<CreatedMessage> {
   assertRecipientCount(draft.recipients.length)
   const recipients = mergeRecipients(draft.content, draft.recipients, settings.maxPerPhone)
-  const estimate = estimateMessage(draft.content, recipients, settings.prices)
+  const terms: AdvertisingTerms | null =
+    draft.purpose === 'ADVERTISEMENT'
+      ? await advertisingTerms(trx, draft.tenantId, recipients, draft.scheduledAt ?? settings.clock(), settings.dailyQuota.timeZone)
+      : null
+  const optedOut = terms?.optedOut ?? new Set<string>()
+  const sendable = optedOut.size === 0 ? recipients : recipients.filter((recipient) => !optedOut.has(recipient.phone))
+  const estimate = estimateMessage(draft.content, sendable, settings.prices, terms ? frameText(terms.frame) : '')
   if (draft.templateId !== null && !(await templateExists(trx, draft.templateId))) {
     throw new AppError('TEMPLATE_NOT_FOUND', `No template ${draft.templateId} in this tenant.`)
   }
   const senderNumber = await senderNumberFor(trx, settings.provider)
-  await checkDailyRecipients(trx, draft.tenantId, recipients.length, settings.dailyQuota)
+  await checkDailyRecipients(trx, draft.tenantId, sendable.length, settings.dailyQuota)
   const message = await insertMessage(trx, {
     tenantId: draft.tenantId,
     senderId: draft.senderId,
@@ -105,12 +121,20 @@ export async function createMessage(
     unitPrice: estimate.unitPrice,
     totalPrice: estimate.totalPrice,
     provider: settings.provider,
+    purpose: draft.purpose,
+    adSenderName: terms?.frame.senderName ?? null,
+    adOptOutNumber: terms?.frame.optOutNumber ?? null,
+    optedOutCount: recipients.length - sendable.length,
   })
-  await insertRecipients(trx, draft.tenantId, message.id, recipients)
+  await insertRecipients(trx, draft.tenantId, message.id, recipients, optedOut)
   await alongside?.(message)
-  await reserveDailyRecipients(trx, draft.tenantId, recipients.length, settings.dailyQuota)
+  await reserveDailyRecipients(trx, draft.tenantId, sendable.length, settings.dailyQuota)
   return {
     message,
-    recipients: recipients.map((recipient, index) => ({ ...recipient, recipientIndex: index, deliveryStatus: 'PENDING' as const })),
+    recipients: recipients.map((recipient, index) => ({
+      ...recipient,
+      recipientIndex: index,
+      deliveryStatus: optedOut.has(recipient.phone) ? ('OPTED_OUT' as const) : ('PENDING' as const),
+    })),
   }
 }

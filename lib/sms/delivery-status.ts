@@ -1,7 +1,7 @@
 /** Recipient delivery states and the message status they add up to (docs/api.md#delivery-status). */
 
-export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED'
-export type FinalDeliveryStatus = 'DELIVERED' | 'FAILED' | 'CANCELLED'
+export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT'
+export type FinalDeliveryStatus = 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT'
 export type AggregateStatus = 'SENT' | 'PARTIAL' | 'FAILED' | 'CANCELLED'
 
 const PENDING_AT_PROVIDER = new Set(['2000', '3000'])
@@ -14,7 +14,7 @@ export function deliveryStatusForCode(statusCode: string): 'DISPATCHED' | 'DELIV
 }
 
 export function isFinalDeliveryStatus(status: DeliveryStatus): status is FinalDeliveryStatus {
-  return status === 'DELIVERED' || status === 'FAILED' || status === 'CANCELLED'
+  return status === 'DELIVERED' || status === 'FAILED' || status === 'CANCELLED' || status === 'OPTED_OUT'
 }
 
 /**
@@ -33,7 +33,9 @@ export type DeliveryCounts = Partial<Record<DeliveryStatus, number>>
  * The message status once no recipient is PENDING or DISPATCHED, else null (not decided yet). All DELIVERED ->
  * SENT, none DELIVERED -> FAILED, otherwise PARTIAL. A CANCELLED recipient did not get the message, so it counts
  * against SENT like a failure; only a message whose every recipient is CANCELLED aggregates to CANCELLED.
- * No recipients at all is null: there is nothing to decide.
+ * OPTED_OUT (an advertisement's recipient on the opt-out list) is final and neither a success nor a failure: it
+ * is left out of the count, so two delivered and one opted out is SENT. No recipients at all (or only opted-out
+ * ones) is null: there is nothing to decide.
  */
 export function aggregateStatus(counts: DeliveryCounts): AggregateStatus | null {
   const pending = (counts.PENDING ?? 0) + (counts.DISPATCHED ?? 0)

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, NullableStringEnum, StringEnum } from '../http/response-types.js'
 import type { MessageRecord, RecipientRecord } from '../../db/repos/sms-messages.js'
-import type { DeliveryStatus, SmsStatus, StoredRecipient } from '../../db/schema.js'
+import type { DeliveryStatus, SmsPurpose, SmsStatus, StoredRecipient } from '../../db/schema.js'
 import { maskPhone } from './phone.js'
 
 const Time = Type.String({ format: 'date-time' })
@@ -10,10 +10,15 @@ const NullableString = Nullable(Type.String())
 const NullableInteger = Nullable(Type.Integer())
 
 export const SMS_STATUSES = ['PENDING', 'DISPATCHED', 'SENT', 'FAILED', 'PARTIAL', 'CANCELLED'] as const satisfies readonly SmsStatus[]
-const DELIVERY_STATUSES = ['PENDING', 'DISPATCHED', 'DELIVERED', 'FAILED', 'CANCELLED'] as const satisfies readonly DeliveryStatus[]
+const DELIVERY_STATUSES = ['PENDING', 'DISPATCHED', 'DELIVERED', 'FAILED', 'CANCELLED', 'OPTED_OUT'] as const satisfies readonly DeliveryStatus[]
+export const SMS_PURPOSES = ['INFORMATIONAL', 'ADVERTISEMENT'] as const satisfies readonly SmsPurpose[]
 
 // The response mappers below assign the stored types to these enums, so a new stored value fails to compile here.
 const SmsStatusSchema = StringEnum(SMS_STATUSES, { $id: 'SmsStatus' })
+export const SmsPurposeSchema = StringEnum(SMS_PURPOSES, {
+  $id: 'SmsPurpose',
+  description: 'ADVERTISEMENT is framed with (광고), the academy name and the opt-out number, kept out of 21:00-08:00 and off the opt-out list (docs/api.md#advertising)',
+})
 const DeliveryStatusSchema = NullableStringEnum(DELIVERY_STATUSES, {
   $id: 'DeliveryStatus',
   description: "A recipient's delivery; null for recipient group members, which are an address book, not deliveries",
@@ -50,6 +55,8 @@ const exampleMessage = {
   status: 'PENDING',
   successCount: 0,
   failCount: 0,
+  purpose: 'INFORMATIONAL',
+  optedOutCount: 0,
   createdAt: sentAtCreation,
   updatedAt: sentAtCreation,
 }
@@ -94,6 +101,8 @@ export const MessageResponseSchema = Type.Object({
   status: SmsStatusSchema,
   successCount: Type.Integer(),
   failCount: Type.Integer(),
+  purpose: SmsPurposeSchema,
+  optedOutCount: Type.Integer({ description: 'Recipients left out as OPTED_OUT: never sent, not priced, not in the quota' }),
   createdAt: Time,
   updatedAt: Time,
 }, { $id: 'SmsMessage', examples: [exampleMessage] })
@@ -135,6 +144,8 @@ export function toMessageResponse(message: MessageRecord, recipients: readonly R
     status: message.status,
     successCount: message.successCount,
     failCount: message.failCount,
+    purpose: message.purpose,
+    optedOutCount: message.optedOutCount,
     createdAt: message.createdAt.toISOString(),
     updatedAt: message.updatedAt.toISOString(),
   }

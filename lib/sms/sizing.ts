@@ -89,24 +89,30 @@ function countOccurrences(text: string, token: string): number {
 
 /**
  * The byte length of every recipient's rendering is the template's fixed part plus each placeholder's value,
- * so 10,000 recipients cost one pass over their names, not 10,000 renderings.
+ * so 10,000 recipients cost one pass over their names, not 10,000 renderings. `frame` is text every rendering
+ * carries besides the content and is never rendered (an advertisement's label and opt-out line,
+ * lib/sms/advertising.ts): it counts in the size, the type and the limit like the content.
  */
 export function estimateMessage(
   content: string,
   recipients: readonly RenderFields[],
   prices: { sms: number; lms: number },
+  frame = '',
 ): MessageEstimate {
   const nameCount = countOccurrences(content, NAME_TOKEN)
   const classNameCount = countOccurrences(content, CLASS_NAME_TOKEN)
   const fixedBytes =
-    smsByteLength(content) - nameCount * smsByteLength(NAME_TOKEN) - classNameCount * smsByteLength(CLASS_NAME_TOKEN)
+    smsByteLength(content) +
+    smsByteLength(frame) -
+    nameCount * smsByteLength(NAME_TOKEN) -
+    classNameCount * smsByteLength(CLASS_NAME_TOKEN)
 
   // Every rendering is at least the fixed part, which is also the answer when there are no recipients.
   let maxBytes = fixedBytes
   let longestIndex: number | null = null
   // A rendering with a character outside EUC-KR (emoji) is never SMS. The placeholders are ASCII,
   // so checking the content once and each inserted value once covers every rendering.
-  let eucKr = isEucKrText(content)
+  let eucKr = isEucKrText(content) && isEucKrText(frame)
   for (const [index, recipient] of recipients.entries()) {
     if (eucKr) {
       eucKr =

@@ -3,6 +3,7 @@ import { insertSystemMessage } from '../../db/repos/sms-messages.js'
 import { checkDailyRecipients, reserveDailyRecipients } from '../../db/repos/sms-quota.js'
 import type { SmsKind } from '../../db/schema.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
+import { systemClock } from '../clock.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
 import { sendSettings, type SendSettings } from './create-message.js'
@@ -30,7 +31,8 @@ export interface SystemSmsSettings extends SendSettings {
 }
 
 export function systemSmsSettings(env: Env): SystemSmsSettings {
-  return { ...sendSettings(env), systemSender: env.SVC_SMS_SYSTEM_SENDER ?? null }
+  // A system message is never an advertisement, so no rule of it depends on the time of day.
+  return { ...sendSettings(env, systemClock), systemSender: env.SVC_SMS_SYSTEM_SENDER ?? null }
 }
 
 export interface SystemSms {

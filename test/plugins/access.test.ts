@@ -109,6 +109,11 @@ describe('access plugin', () => {
         'GET /v1/sms/sender-setting/status': '"staff"',
         'PUT /v1/sms/sender-setting': '"owner"',
         'GET /v1/sms/usage': '{"roles":["OWNER","MANAGER"]}',
+        'GET /v1/sms/advertising': '"staff"',
+        'PUT /v1/sms/advertising': '"owner"',
+        'GET /v1/sms/opt-outs': '"staff"',
+        'POST /v1/sms/opt-outs': '{"roles":["OWNER","MANAGER"]}',
+        'DELETE /v1/sms/opt-outs/:phone': '{"roles":["OWNER","MANAGER"]}',
         'POST /v1/sms/solapi/webhook': '"provider-callback"',
       })
     })

@@ -66,7 +66,7 @@ export async function applyDeliveryReports(db: Kysely<DB>, parsed: ParsedDeliver
 async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryReport[]): Promise<number> {
   const message = await trx
     .selectFrom('smsMessages')
-    .select(['id', 'status', 'providerGroupId', 'handedOverAt', 'recipientCount', 'successCount', 'failCount'])
+    .select(['id', 'status', 'providerGroupId', 'handedOverAt', 'recipientCount', 'optedOutCount', 'successCount', 'failCount'])
     .where('id', '=', smsId)
     .forUpdate()
     .executeTakeFirst()
@@ -136,7 +136,12 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
   // A message still PENDING is mid-dispatch: the dispatcher settles its status when it records the attempt.
   const settled =
     message.status === 'DISPATCHED'
-      ? aggregateStatus({ DELIVERED: successCount, FAILED: failCount, DISPATCHED: message.recipientCount - successCount - failCount })
+      ? aggregateStatus({
+          DELIVERED: successCount,
+          FAILED: failCount,
+          // Opted-out recipients were never sent: no report will ever settle them.
+          DISPATCHED: message.recipientCount - message.optedOutCount - successCount - failCount,
+        })
       : null
   await trx
     .updateTable('smsMessages')

@@ -13,9 +13,12 @@ import {
   type RecipientTally,
 } from '../../../db/repos/dispatch.js'
 import type { TenantTx } from '../../../db/tenant-transaction.js'
+import { systemClock, type Clock } from '../../clock.js'
+import { DEFAULT_TIME_ZONE } from '../../env.js'
 import type { MetricsRecorder } from '../../observability/metrics.js'
 import { aggregateStatus } from '../delivery-status.js'
 import type { SendResult } from '../providers/provider.js'
+import { advertisingAllowedFrom } from '../quiet-hours.js'
 import { retryDelaySeconds } from './backoff.js'
 
 export interface OutcomeOptions {
@@ -23,6 +26,10 @@ export interface OutcomeOptions {
   retryBaseSeconds: number
   log: FastifyBaseLogger
   metrics?: MetricsRecorder
+  /** When a retry falls due is counted from this clock (default the system's). */
+  clock?: Clock
+  /** SVC_TIME_ZONE: an advertisement's retry that falls in its quiet hours waits for 08:00 (default Asia/Seoul). */
+  timeZone?: string
 }
 
 export interface OutcomeWriter {
@@ -38,6 +45,14 @@ export interface OutcomeWriter {
 /** How an attempt ends a claim: recipient outcomes, the retry or the settled status, all under the claim token. */
 export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
   const { log } = options
+  const clock = options.clock ?? systemClock
+  const timeZone = options.timeZone ?? DEFAULT_TIME_ZONE
+
+  /** The backoff's time, or for an advertisement the end of the quiet hours it would fall in. */
+  function retryTime(own: OwnClaim, attempt: number): Date {
+    const backoff = new Date(clock().getTime() + retryDelaySeconds(attempt, options.retryBaseSeconds) * 1000)
+    return own.purpose === 'ADVERTISEMENT' ? advertisingAllowedFrom(backoff, timeZone) : backoff
+  }
 
   /**
    * A message past its discard_after ends FAILED without being sent, held or not (the claim takes expired messages
@@ -71,7 +86,7 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
    */
   async function finish(trx: TenantTx, claim: Claim, own: OwnClaim, attempt: number, update: Partial<DispatchUpdate>): Promise<void> {
     let tally = await tallyRecipients(trx, claim.smsId)
-    const retryAt = new Date(Date.now() + retryDelaySeconds(attempt, options.retryBaseSeconds) * 1000)
+    const retryAt = retryTime(own, attempt)
     if (tally.pending > 0) {
       const lastError = update.lastProviderError ?? 'not confirmed'
       const endedBy =

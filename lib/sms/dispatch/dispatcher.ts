@@ -4,17 +4,24 @@ import {
   claimDueMessages,
   findUnsentRecipients,
   handOverClaimedMessage,
+  optOutListedRecipients,
   releaseClaim,
   renewLease,
   type Claim,
+  type ClaimedMessage,
 } from '../../../db/repos/dispatch.js'
+import { releaseDailyRecipients } from '../../../db/repos/sms-quota.js'
 import type { DB } from '../../../db/schema.js'
 import { withTenant, type TenantTx } from '../../../db/tenant-transaction.js'
 import { applyDeliveryReports } from '../delivery/apply-reports.js'
 import type { SendRequest, SendResult, SmsProvider } from '../providers/provider.js'
+import { systemClock, type Clock } from '../../clock.js'
+import { DEFAULT_TIME_ZONE } from '../../env.js'
 import { noMetrics, type MetricsRecorder } from '../../observability/metrics.js'
 import { DISPATCH_RECORD_GRACE_MS } from '../../shutdown-budget.js'
-import { renderContent } from '../sizing.js'
+import { frameAdvertisement } from '../advertising.js'
+import { inQuietHours } from '../quiet-hours.js'
+import { renderContent, type RenderFields } from '../sizing.js'
 import { createOutcomeWriter } from './attempt-outcome.js'
 import { startHeartbeat } from './lease-heartbeat.js'
 import { writePatiently } from './patient-write.js'
@@ -48,6 +55,10 @@ export interface DispatcherOptions {
    * (db/repos/dispatch-hold.ts). Default none.
    */
   systemSender?: string | null
+  /** SVC_TIME_ZONE: no advertisement is handed to the provider in its quiet hours (default Asia/Seoul). */
+  timeZone?: string
+  /** Judges the quiet hours and times retries (default the system clock; tests fix it at 20:59 or 08:00). */
+  clock?: Clock
 }
 
 export interface Dispatcher {
@@ -70,6 +81,18 @@ const DEFAULT_RECORD_PATIENCE_SECONDS = 300
 
 type Prepared = { request: SendRequest; attempt: number }
 
+/**
+ * Each recipient's text. Stored content is never rendered; each recipient gets its own personalised text only here,
+ * and an advertisement is framed with what it was accepted with (lib/sms/advertising.ts). A system message's text is
+ * the service's own, sent as written: a tenant name may contain `{name}`.
+ */
+function messageText(message: ClaimedMessage): (recipient: RenderFields) => string {
+  if (message.kind !== 'STAFF') return () => message.content
+  if (message.purpose !== 'ADVERTISEMENT') return (recipient) => renderContent(message.content, recipient)
+  const frame = { senderName: message.adSenderName!, optOutNumber: message.adOptOutNumber! }
+  return (recipient) => frameAdvertisement(renderContent(message.content, recipient), frame)
+}
+
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, provider, log } = options
   const metrics = options.metrics ?? noMetrics
@@ -78,40 +101,53 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const recordPatienceMs = (options.recordPatienceSeconds ?? DEFAULT_RECORD_PATIENCE_SECONDS) * 1000
   const recordGraceOnStopMs = options.recordGraceOnStopMs ?? DISPATCH_RECORD_GRACE_MS
   const systemSender = options.systemSender ?? null
+  const timeZone = options.timeZone ?? DEFAULT_TIME_ZONE
+  const clock = options.clock ?? systemClock
+  /** Read afresh at every claim and every hand-over: a claim made at 20:59:59 is not handed over at 21:00. */
+  const advertisingOpen = () => !inQuietHours(clock(), timeZone)
   let stopping = false
   const stopGraceOver = new AbortController()
   let pass: Promise<void> | null = null
   let again = false
   const attempts = new Set<Promise<void>>()
-  const outcomes = createOutcomeWriter(options)
+  const outcomes = createOutcomeWriter({ ...options, clock, timeZone })
+
+  /**
+   * A number put on the opt-out list after an advertisement was accepted must not get it either: its recipients
+   * are left out at every hand-over, and the quota gets them back on the day the message was accepted.
+   */
+  async function leaveOutLateOptOuts(trx: TenantTx, tenantId: number, message: ClaimedMessage): Promise<void> {
+    const listed = await optOutListedRecipients(trx, message.id)
+    await releaseDailyRecipients(trx, tenantId, { at: message.createdAt, timeZone }, listed)
+  }
 
   /**
    * The hand-over: in one transaction, checks the claim, counts the attempt and marks the message as handed to
    * the provider. Once this commits the provider is called; before, the claim can still be given back.
    */
   async function prepare(trx: TenantTx, claim: Claim): Promise<Prepared | null> {
-    const message = await handOverClaimedMessage(trx, claim, options.maxAttempts, systemSender)
+    const message = await handOverClaimedMessage(trx, claim, options.maxAttempts, systemSender, advertisingOpen())
     if (!message) {
       await outcomes.failUnsendable(trx, claim)
-      // Held since the claim (tenant suspended, sender number rejected or replaced): give it back untouched, PENDING.
+      // Held since the claim (tenant suspended, sender number rejected or replaced, an advertisement whose quiet
+      // hours have begun): give it back untouched, PENDING.
       await releaseClaim(trx, claim)
       return null
     }
+    if (message.purpose === 'ADVERTISEMENT') await leaveOutLateOptOuts(trx, claim.tenantId, message)
     const recipients = await findUnsentRecipients(trx, message.id)
-    // A system message's text is the service's own, sent as written: a tenant name may contain `{name}`.
-    const personalised = message.kind === 'STAFF'
+    const textFor = messageText(message)
     return {
       attempt: message.dispatchAttempts,
       request: {
         tenantSlug: message.tenantSlug,
         smsId: message.id,
         kind: message.kind,
-        // Stored content is never rendered; each recipient gets its own personalised text only here.
         messages: recipients.map((recipient) => ({
           recipientIndex: recipient.recipientIndex,
           to: recipient.phone,
           from: message.senderNumber ?? '',
-          text: personalised ? renderContent(message.content, recipient) : message.content,
+          text: textFor(recipient),
           type: message.messageType,
           ...(message.messageType === 'LMS' ? { subject: message.title } : {}),
         })),
@@ -236,7 +272,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           continue
         }
         const wanted = Math.min(concurrency - running.size, options.batchSize - claimed)
-        const claims = await claimDueMessages(db, wanted, leaseSeconds, systemSender)
+        const claims = await claimDueMessages(db, wanted, leaseSeconds, systemSender, advertisingOpen())
         claimed += claims.length
         for (const claim of claims) {
           const task: Promise<void> = runClaim(claim)

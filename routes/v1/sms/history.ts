@@ -51,8 +51,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { page, size, sort, status, recipientType, q } = request.query
-      const filter = { tenantId: request.caller.tenantId, ...scopeOf(request), status, recipientType, q }
+      const { page, size, sort, status, recipientType, purpose, q } = request.query
+      const filter = { tenantId: request.caller.tenantId, ...scopeOf(request), status, recipientType, purpose, q }
       const pageRange = { offset: page * size, limit: size }
       const { itemsJson, total } = await listHistoryPage(request.db, filter, parseHistorySort(sort), pageRange, PREVIEW_CHARACTERS)
       const totalPages = Math.ceil(total / size)

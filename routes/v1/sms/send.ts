@@ -43,6 +43,9 @@ const messageProblems: ErrorCode[] = [
   'CONTENT_TOO_LONG',
   'SENDER_SETTING_NOT_APPROVED',
   'SMS_QUOTA_EXCEEDED',
+  'ADVERTISEMENT_QUIET_HOURS',
+  'OPT_OUT_NUMBER_REQUIRED',
+  'RECIPIENTS_OPTED_OUT',
 ]
 
 /** A replay answers with the message as it is now (its status may have moved on since the first answer). */
@@ -58,6 +61,8 @@ export const messageReplay: IdempotentRoute = {
 function acceptanceDetails(message: MessageRecord, classId: number | null): AuditDetails {
   return {
     recipientCount: message.recipientCount,
+    purpose: message.purpose,
+    optedOutCount: message.optedOutCount,
     messageType: message.messageType,
     scheduledAt: message.scheduledAt?.toISOString() ?? null,
     templateId: message.templateId,
@@ -67,7 +72,7 @@ function acceptanceDetails(message: MessageRecord, classId: number | null): Audi
 }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  const settings = sendSettings(app.env)
+  const settings = sendSettings(app.env, app.clock)
 
   const draftOf = (request: FastifyRequest, body: ClassSendBody) => ({
     tenantId: request.caller.tenantId,
@@ -76,6 +81,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     content: body.content,
     templateId: body.templateId ?? null,
     scheduledAt: parseScheduledAt(body.scheduledAt, app.env.SVC_SMS_MAX_SCHEDULE_DAYS),
+    purpose: body.purpose ?? 'INFORMATIONAL',
   })
 
   // The key and the SMS_ACCEPTED event commit with the message: createMessage writes them before the quota's

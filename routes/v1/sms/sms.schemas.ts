@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { PathIdSchema } from '../../../lib/http/id-schema.js'
-import { SMS_STATUSES } from '../../../lib/sms/message-response.js'
+import { SMS_PURPOSES, SMS_STATUSES, SmsPurposeSchema } from '../../../lib/sms/message-response.js'
 import { IDEMPOTENCY_KEY_PATTERN } from '../../../lib/idempotency/key-format.js'
 
 // Ids are bigint in the database; anything past 2^53 could not be represented exactly, so it is refused as input.
@@ -46,6 +46,7 @@ const messageFields = {
   content: Type.String({ minLength: 1, pattern: '\\S' }),
   templateId: Optional(Id),
   scheduledAt: Optional(Type.String({ format: 'date-time' })),
+  purpose: Type.Optional(SmsPurposeSchema),
 }
 
 // README "Try it": a send to listed recipients, and one to the demo owner's group.
@@ -84,6 +85,7 @@ export const HistoryQuerySchema = Type.Object({
   size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
   status: Type.Optional(Type.Union(SMS_STATUSES.map((status) => Type.Literal(status)))),
   recipientType: Type.Optional(Type.String({ minLength: 1, maxLength: 20, examples: ['GUARDIAN'] })),
+  purpose: Type.Optional(Type.Union(SMS_PURPOSES.map((purpose) => Type.Literal(purpose)))),
   q: Type.Optional(Type.String({ maxLength: 100, description: 'Case-insensitive text in the title or the content' })),
   sort: Type.String({
     pattern: HISTORY_SORT_PATTERN,

@@ -63,6 +63,8 @@ describe('POST /v1/sms/send', () => {
         status: 'PENDING',
         successCount: 0,
         failCount: 0,
+        purpose: 'INFORMATIONAL',
+        optedOutCount: 0,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       })
