@@ -45,12 +45,14 @@ export interface FakeCall {
 /**
  * `status`: answer every call with that status and the provider's error body. `timeoutMs`: hold the answer that
  * long; a client that gave up by then has sent nothing, one still waiting gets the normal answer. `refuse`:
- * return a status code (e.g. '1062') to put that message in failedMessageList, or null to accept it.
+ * return a status code (e.g. '1062') to put that message in failedMessageList, or null to accept it;
+ * `omitCustomFields` then answers as the official SDK declares the answer may be: entries without the optional
+ * `customFields` echo, with its other fields (`to`, `from`, `type`, `country`, ...) and the full `groupInfo`.
  */
 export type FakeFault =
   | { status: number; errorCode?: string; errorMessage?: string }
   | { timeoutMs: number }
-  | { refuse: (message: FakeIncomingMessage) => string | null }
+  | { refuse: (message: FakeIncomingMessage) => string | null; omitCustomFields?: boolean }
 
 export interface FakeExtSms {
   url: string
@@ -157,6 +159,42 @@ function parseMessage(raw: unknown, index: number): FakeIncomingMessage {
   return { to, from, text, type, ...(subject === undefined ? {} : { subject }), customFields: fields }
 }
 
+const ACCOUNT_ID = '26081318543200'
+
+/** What an SDK-shaped answer entry says of its message in place of the echo. */
+function sdkFields(message: FakeIncomingMessage) {
+  return { to: message.to, from: message.from, type: message.type, country: '82' }
+}
+
+function sdkGroupInfo(groupId: string, at: Date, registeredSuccess: number, registeredFailed: number) {
+  const total = registeredSuccess + registeredFailed
+  const cash = { requested: 0, replacement: 0, refund: 0, sum: 0 }
+  return {
+    groupId,
+    status: 'SENDING',
+    count: {
+      total,
+      sentTotal: 0,
+      sentFailed: 0,
+      sentSuccess: 0,
+      sentPending: 0,
+      sentReplacement: 0,
+      refund: 0,
+      registeredFailed,
+      registeredSuccess,
+    },
+    countForCharge: { sms: {}, lms: {}, mms: {}, ata: {}, cta: {}, cti: {}, nsa: {} },
+    balance: cash,
+    point: cash,
+    app: { profit: { sms: 0, lms: 0 }, appId: null, version: null },
+    log: [{ createAt: at.toISOString(), message: 'message group created' }],
+    accountId: ACCOUNT_ID,
+    apiVersion: '4',
+    dateCreated: at.toISOString(),
+    dateUpdated: at.toISOString(),
+  }
+}
+
 function builtInRefusal(message: FakeIncomingMessage): string | null {
   if (message.type === 'SMS' && hasNonEucKr(message.text)) return '1029'
   return bytesOf(message.text) > (message.type === 'SMS' ? 90 : 2000) ? '1031' : null
@@ -206,12 +244,16 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
     const groupId = providerId('G4V', at)
     const messageList: Record<string, unknown>[] = []
     const failedMessageList: Record<string, unknown>[] = []
+    const sdk = refuse !== null && 'refuse' in refuse && refuse.omitCustomFields === true
     for (const message of body.messages) {
       const refusal = (refuse && 'refuse' in refuse ? refuse.refuse(message) : null) ?? builtInRefusal(message)
       if (refusal !== null) {
         const statusMessage = REFUSAL_MESSAGES[refusal] ?? 'refused'
         const { to, customFields } = message
-        failedMessageList.push({ to, statusCode: refusal, statusMessage, customFields })
+        const fields = sdk
+          ? { ...sdkFields(message), messageId: providerId('M4V', at), accountId: ACCOUNT_ID }
+          : { customFields }
+        failedMessageList.push({ to, statusCode: refusal, statusMessage, ...fields })
         continue
       }
       const sent: FakeSentMessage = { ...message, messageId: providerId('M4V', at), groupId, statusCode: '2000' }
@@ -220,10 +262,14 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
         messageId: sent.messageId,
         statusCode: '2000',
         statusMessage: 'accepted',
-        customFields: message.customFields,
+        ...(sdk ? sdkFields(message) : { customFields: message.customFields }),
       })
     }
     requests.push({ body, raw, headers })
+    if (sdk) {
+      const groupInfo = sdkGroupInfo(groupId, at, messageList.length, failedMessageList.length)
+      return { groupInfo, messageList, failedMessageList }
+    }
     return {
       groupInfo: {
         groupId,

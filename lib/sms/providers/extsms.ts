@@ -33,7 +33,6 @@ export function createExtSmsProvider(options: ExtSmsOptions): SmsProvider {
     name: 'extsms',
     async send(request): Promise<SendResult> {
       assertSendable(request)
-      const sent = new Set(request.messages.map((message) => message.recipientIndex))
       try {
         const response = await fetch(url, {
           method: 'POST',
@@ -50,7 +49,7 @@ export function createExtSmsProvider(options: ExtSmsOptions): SmsProvider {
           redirect: 'manual',
         })
         const text = await response.text()
-        return classifyResponse(response.status, text, sent)
+        return classifyResponse(response.status, text, request.messages)
       } catch (error) {
         return { kind: 'retryable', error: describeFailure(error, timeoutMs) }
       }

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest'
+import { createExtSmsProvider } from '../../../lib/sms/providers/extsms.js'
+import { insertPendingMessage, insertTenantAndSender, messageState } from '../../dispatch-fixtures.js'
+import { fakeExtSmsCredentials, useDispatchTestBed } from '../../dispatch-test-bed.js'
+
+/**
+ * The official SDK declares the `customFields` echo optional in both lists of the send answer
+ * (docs/provider.md#answers). Without it the recipients must still be told apart, or a refused one stays PENDING
+ * and is sent again until its attempts run out.
+ */
+describe('extsms answers without the customFields echo, through the dispatcher', () => {
+  const bed = useDispatchTestBed(4)
+  const guardian = '01055550000'
+
+  const callsFor = (smsId: number) =>
+    bed.fake.requests.filter((request) => request.body.messages[0]?.customFields.svcSmsId === String(smsId))
+
+  /** The live adapter, keeping the provider's answers as they came over the wire. */
+  function recordingAdapter(answers: unknown[]) {
+    const recording: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init)
+      answers.push(await response.clone().json())
+      return response
+    }
+    return createExtSmsProvider({ ...fakeExtSmsCredentials, baseUrl: bed.fake.url, timeoutMs: 2000, fetch: recording })
+  }
+
+  /** One dispatch pass over a new message whose `refused` recipients the fake refuses, answering without the echo. */
+  async function sendOnce(recipients: { phone: string; name: string }[], refused: (svcRecipient: string) => boolean) {
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, { ...tenant, recipients })
+    bed.fake.fail({ refuse: (message) => (refused(message.customFields.svcRecipient!) ? '1062' : null), omitCustomFields: true })
+    const answers: unknown[] = []
+    await bed.dispatcher({ provider: recordingAdapter(answers) }).runOnce()
+    return { smsId, answers }
+  }
+
+  it('fails the refused recipient and dispatches the others after one call, and never sends them again', async () => {
+    const { smsId, answers } = await sendOnce(
+      [
+        { phone: guardian, name: 'Kim' },
+        { phone: guardian, name: 'Lee' },
+        { phone: '01098765432', name: 'Park' },
+      ],
+      (recipient) => recipient === '2',
+    )
+
+    expect(answers).toHaveLength(1)
+    const answer = answers[0] as { groupInfo: object; messageList: object[]; failedMessageList: object[] }
+    expect(answer.groupInfo).toHaveProperty('count.sentPending')
+    expect(answer.groupInfo).toHaveProperty('countForCharge')
+    expect(answer.messageList).toEqual([
+      expect.objectContaining({ to: guardian, from: '0212345678', type: 'SMS', country: '82' }),
+      expect.objectContaining({ to: guardian, from: '0212345678', type: 'SMS', country: '82' }),
+    ])
+    expect(answer.failedMessageList).toEqual([
+      expect.objectContaining({ to: '01098765432', statusCode: '1062', messageId: expect.stringMatching(/^M4V/), accountId: expect.any(String) }),
+    ])
+    for (const entry of [...answer.messageList, ...answer.failedMessageList]) expect(entry).not.toHaveProperty('customFields')
+
+    const sent = bed.sentFor(smsId)
+    expect(sent).toHaveLength(2)
+    const state = await messageState(bed.iso.owner, smsId)
+    expect(state).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, failCount: 1, providerGroupId: sent[0]!.groupId })
+    expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerMessageId, recipient.providerStatusCode])).toEqual([
+      ['DISPATCHED', sent[0]!.messageId, '2000'],
+      ['DISPATCHED', sent[1]!.messageId, '2000'],
+      ['FAILED', null, '1062'],
+    ])
+    expect(sent[0]!.messageId).not.toBe(sent[1]!.messageId)
+
+    // Due again: a recipient left unconfirmed would be claimed and sent a second time.
+    await bed.iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date() }).where('id', '=', smsId).execute()
+    await bed.dispatcher().runOnce()
+    expect(callsFor(smsId)).toHaveLength(1)
+  })
+
+  it('tells apart siblings sharing a phone when one of them is refused', async () => {
+    const { smsId } = await sendOnce(
+      [
+        { phone: guardian, name: 'Kim' },
+        { phone: guardian, name: 'Lee' },
+      ],
+      (recipient) => recipient === '1',
+    )
+
+    const [accepted] = bed.sentFor(smsId)
+    const state = await messageState(bed.iso.owner, smsId)
+    expect(state).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, failCount: 1 })
+    expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerMessageId])).toEqual([
+      ['DISPATCHED', accepted!.messageId],
+      ['FAILED', null],
+    ])
+    expect(callsFor(smsId)).toHaveLength(1)
+  })
+})
