@@ -12,6 +12,7 @@ import { serverVersion } from './lib/database.js'
 import { log } from './lib/load.js'
 import { printTables, resultsMarkdown } from './lib/report.js'
 import { measuredBuild, REPO_ROOT } from './lib/service.js'
+import { advertisement } from './scenarios/advertisement.js'
 import { auditCost } from './scenarios/audit-cost.js'
 import { dispatch } from './scenarios/dispatch.js'
 import { forgot } from './scenarios/forgot.js'
@@ -35,6 +36,7 @@ const SCENARIOS: [string, Scenario][] = [
   ['history', history],
   ['usage', usage],
   ['send-10k', send10k],
+  ['advertisement', advertisement],
   ['dispatch', dispatch],
   ['pooler', pooler],
   ['memory', memory],

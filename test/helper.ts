@@ -14,6 +14,7 @@ import { loadEnv, type Env } from '../lib/env.js'
 import { buildService } from '../build.js'
 import { serverOptions } from '../lib/http/server-options.js'
 import { watchDocumentedProblems } from './documented-problems.js'
+import type { Clock } from '../lib/clock.js'
 
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-at-least-32-bytes-long'
 
@@ -142,9 +143,12 @@ export function sharedEmbeddedDatabase(store: EmbeddedDatabase): Database {
 }
 
 /** Builds the production app against the test database (migrated once by the global setup). */
-export async function buildTestApp(overrides: Record<string, string | undefined> = {}): Promise<FastifyInstance> {
+export async function buildTestApp(
+  overrides: Record<string, string | undefined> = {},
+  clock?: Clock,
+): Promise<FastifyInstance> {
   const env = testEnv(overrides)
-  return buildService(env, openTestDatabase(env), watchDocumentedProblems)
+  return buildService(env, openTestDatabase(env), watchDocumentedProblems, clock)
 }
 
 /** One app per test file, closed after it: `const app = useTestApp()` then `app.current.inject(...)`. */

@@ -115,15 +115,16 @@ export async function insertRecipients(
   recipients: readonly StoredRecipient[],
   optedOut: ReadonlySet<string> = new Set(),
 ): Promise<void> {
-  const status =
-    optedOut.size === 0
-      ? sql`'PENDING'`
-      : sql`case when r.phone = any(${[...optedOut]}::text[]) then 'OPTED_OUT' else 'PENDING' end`
+  // The statuses travel as one more array beside the recipients: the opted-out numbers matched in SQL would cost a
+  // comparison per recipient and listed number.
+  const statuses =
+    optedOut.size === 0 ? undefined : recipients.map((recipient) => (optedOut.has(recipient.phone) ? 'OPTED_OUT' : 'PENDING'))
   await sql`
     insert into sms_recipients
       (tenant_id, sms_id, recipient_index, phone, name, student_id, class_name, recipient_role, delivery_status, updated_at)
-    select ${tenantId}, ${smsId}, r.ord - 1, r.phone, r.name, r.student_id, r.class_name, r.recipient_role, ${status}, now()
-    from ${unnestedRecipients(recipients)}`.execute(trx)
+    select ${tenantId}, ${smsId}, r.ord - 1, r.phone, r.name, r.student_id, r.class_name, r.recipient_role,
+           ${statuses === undefined ? sql`'PENDING'` : sql`r.delivery_status`}, now()
+    from ${unnestedRecipients(recipients, statuses)}`.execute(trx)
 }
 
 /** Who may see a message: everyone in the tenant, or (INSTRUCTOR) only its sender (docs/api.md#roles). */
