@@ -100,7 +100,7 @@ function byPhone(entry: Fields, matching: Matching): number | null {
   return candidates[at] ?? null
 }
 
-type Pick = (entry: Fields, matching: Matching) => number | null
+type MatchEntry = (entry: Fields, matching: Matching) => number | null
 
 /**
  * The 200 body. Entries that name no recipient of this call, or lack the id or code needed to record them, are
@@ -116,7 +116,7 @@ export function parseAcceptedBody(text: string, recipients: readonly CallRecipie
   if (messageList === null || failedList === null) return null
 
   const matching = startMatching(recipients)
-  const readAll = (pick: Pick) => ({
+  const readAll = (pick: MatchEntry) => ({
     accepted: readEntries(messageList, matching, pick, (entry, recipientIndex) => {
       const messageId = nonEmptyString(entry.messageId)
       if (messageId === null) return null
@@ -145,7 +145,7 @@ export function parseAcceptedBody(text: string, recipients: readonly CallRecipie
 function readEntries<Entry>(
   list: readonly unknown[],
   matching: Matching,
-  pick: Pick,
+  pick: MatchEntry,
   read: (entry: Fields, recipientIndex: number) => Entry | null,
 ): Entry[] {
   const entries: Entry[] = []
