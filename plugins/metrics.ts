@@ -5,6 +5,7 @@ import { sql } from 'kysely'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { AppError } from '../lib/errors.js'
 import { noMetrics, type MetricsRecorder } from '../lib/observability/metrics.js'
+import { inQuietHours } from '../lib/sms/quiet-hours.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,7 +35,8 @@ interface DispatchStats {
 
 async function dispatchStats(app: FastifyInstance): Promise<DispatchStats | null> {
   try {
-    const { rows } = await sql<DispatchStats>`select * from svc_sms_dispatch_stats()`.execute(app.db)
+    const advertisingOpen = !inQuietHours(app.clock(), app.env.SVC_TIME_ZONE)
+    const { rows } = await sql<DispatchStats>`select * from svc_sms_dispatch_stats(${advertisingOpen}::boolean)`.execute(app.db)
     return rows[0] ?? null
   } catch (error) {
     // A scrape during a database outage still answers: the process metrics are what an operator needs then.
@@ -162,5 +164,5 @@ export default fp(
   async (app) => {
     app.decorate('metrics', app.env.SVC_METRICS === 'on' ? register(app) : noMetrics)
   },
-  { name: 'metrics', dependencies: ['env', 'access', 'db', 'problem'] },
+  { name: 'metrics', dependencies: ['env', 'access', 'db', 'problem', 'clock'] },
 )

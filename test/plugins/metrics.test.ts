@@ -16,6 +16,45 @@ function sample(text: string, series: string): number {
   return line ? Number(line.slice(series.length + 1)) : 0
 }
 
+describe('GET /metrics, an advertisement in the quiet hours', () => {
+  let iso: IsolatedDatabase
+  // 23:00 and 10:00 in Asia/Seoul (UTC+9), the default SVC_TIME_ZONE.
+  const night = () => new Date('2026-11-28T14:00:00Z')
+  const day = () => new Date('2026-11-29T01:00:00Z')
+
+  beforeAll(async () => {
+    iso = await isolatedDatabase()
+  })
+  afterAll(async () => {
+    await iso.drop()
+  })
+
+  it('counts it as due by day and as merely pending at night, so the oldest-due age does not climb all night', async () => {
+    const tenant = await insertTenantAndSender(iso.owner)
+    const smsId = await insertPendingMessage(iso.owner, { ...tenant, nextAttemptAt: new Date(Date.now() - 60_000) })
+    await iso.owner
+      .updateTable('smsMessages')
+      .set({ purpose: 'ADVERTISEMENT', adSenderName: 'Academy', adOptOutNumber: '0801234567' })
+      .where('id', '=', smsId)
+      .execute()
+    const scrapeAt = async (clock: () => Date) => {
+      const app = await buildTestApp({ DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'off' }, clock)
+      try {
+        return (await app.inject({ method: 'GET', url: '/metrics' })).body
+      } finally {
+        await app.close()
+      }
+    }
+    const atNight = await scrapeAt(night)
+    expect(sample(atNight, 'svc_sms_messages{status="PENDING"}')).toBe(1)
+    expect(sample(atNight, 'svc_sms_due_backlog')).toBe(0)
+    expect(sample(atNight, 'svc_sms_oldest_due_age_seconds')).toBe(0)
+    const byDay = await scrapeAt(day)
+    expect(sample(byDay, 'svc_sms_due_backlog')).toBe(1)
+    expect(sample(byDay, 'svc_sms_oldest_due_age_seconds')).toBeGreaterThanOrEqual(59)
+  })
+})
+
 describe('GET /metrics', () => {
   let iso: IsolatedDatabase
   let app: FastifyInstance
