@@ -7,13 +7,12 @@
  * the advertisement whatever time the bench runs. Target: median < 1 s per advertisement.
  */
 import { sql } from 'kysely'
-import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import { bodyFile, measureAlternating } from '../lib/load.js'
-import { bearer, checkRun, heading, measuredRow } from '../lib/scenario-helpers.js'
+import { checkRun, heading, measuredRow } from '../lib/scenario-helpers.js'
 import { loginStaff } from '../lib/seed.js'
 import { withSeededService } from '../lib/service-scenario.js'
-import { RECIPIENTS } from './send-10k.js'
+import { oneAtATime, RECIPIENTS } from './send-10k.js'
 
 export const OPT_OUT_LIST = 50_000
 /** Recipients of the advertisement whose number is on the list (every tenth). */
@@ -63,17 +62,7 @@ export async function advertisement(ctx: BenchContext): Promise<void> {
     const [session] = await loginStaff(service.url, tenant, 1)
     const load = async (purpose: 'INFORMATIONAL' | 'ADVERTISEMENT') => {
       const body = await bodyFile(sendBody(purpose))
-      return () => ({
-        url: service.url,
-        method: 'POST' as const,
-        path: '/v1/sms/send',
-        connections: 1,
-        amount: benchConfig.sendRequests,
-        headers: { 'content-type': 'application/json', ...bearer(session!.access) },
-        bodyFile: body,
-        uniqueHeader: 'idempotency-key',
-        timeoutSeconds: 60,
-      })
+      return () => oneAtATime(service.url, session!.access, body)
     }
     const watch = { service: service.pid }
     const [plain, advertised] = await measureAlternating([

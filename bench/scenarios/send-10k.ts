@@ -5,7 +5,7 @@
  */
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
-import { bodyFile } from '../lib/load.js'
+import { bodyFile, type LoadSpec } from '../lib/load.js'
 import { bearer, heading, measuredRow } from '../lib/scenario-helpers.js'
 import { loginStaff } from '../lib/seed.js'
 import { measureOnFreshService, type Requests } from '../lib/service-scenario.js'
@@ -35,6 +35,21 @@ export function sendRequests(connectionHeaders: Record<string, string>[], recipi
   }
 }
 
+/** `amount` sends of the body in `body` (a file: 10,000 recipients are megabytes) on one connection, one after another. */
+export function oneAtATime(serviceUrl: string, access: string, body: string): LoadSpec {
+  return {
+    url: serviceUrl,
+    method: 'POST',
+    path: '/v1/sms/send',
+    connections: 1,
+    amount: benchConfig.sendRequests,
+    headers: { 'content-type': 'application/json', ...bearer(access) },
+    bodyFile: body,
+    uniqueHeader: 'idempotency-key',
+    timeoutSeconds: 60,
+  }
+}
+
 export async function send10k(ctx: BenchContext): Promise<void> {
   heading('POST /v1/sms/send, 10,000 recipients')
   const { measured } = await measureOnFreshService(ctx, {
@@ -45,17 +60,7 @@ export async function send10k(ctx: BenchContext): Promise<void> {
     load: async (service, tenant) => {
       const [session] = await loginStaff(service.url, tenant, 1)
       const body = await bodyFile(sendBody(RECIPIENTS))
-      return () => ({
-        url: service.url,
-        method: 'POST',
-        path: '/v1/sms/send',
-        connections: 1,
-        amount: benchConfig.sendRequests,
-        headers: { 'content-type': 'application/json', ...bearer(session!.access) },
-        bodyFile: body,
-        uniqueHeader: 'idempotency-key',
-        timeoutSeconds: 60,
-      })
+      return () => oneAtATime(service.url, session!.access, body)
     },
   })
   ctx.addRow({
