@@ -1,13 +1,9 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll } from 'vitest'
 import { owner } from './fixtures.js'
 import { buildTestApp } from './helper.js'
-import type { Actor } from './staff-fixtures.js'
-
-/** The opt-out number the tests' academies print, as an OWNER writes it, and as it is stored and printed. */
-export const OPT_OUT_NUMBER = '080-123-4567'
-export const OPT_OUT_DIGITS = '0801234567'
+import { OPT_OUT_DIGITS } from './advertising-fixtures.js'
 
 /**
  * Carrier bytes by the documented rule (docs/api.md#message-type-and-price): ASCII 1, any other character 2, an
@@ -54,24 +50,6 @@ export function useAppAt(start: Date, overrides: Record<string, string | undefin
     await holder.current?.close()
   })
   return holder
-}
-
-// Fail at once when a setting is refused: a forgotten number would otherwise surface later as a puzzling 409.
-function expectSuccess(response: LightMyRequestResponse, what: string): LightMyRequestResponse {
-  if (response.statusCode >= 300) throw new Error(`${what} answered ${response.statusCode}: ${response.body}`)
-  return response
-}
-
-/** Sets (or, with null, removes) the academy's opt-out number through PUT /v1/sms/advertising, as its OWNER. */
-export async function setOptOutNumber(app: FastifyInstance, who: Pick<Actor, 'headers'>, optOutNumber: string | null = OPT_OUT_NUMBER) {
-  const response = await app.inject({ method: 'PUT', url: '/v1/sms/advertising', headers: who.headers, payload: { optOutNumber } })
-  return expectSuccess(response, 'PUT /v1/sms/advertising')
-}
-
-/** Puts `phone`, in any usual writing, on the academy's opt-out list through POST /v1/sms/opt-outs. */
-export async function listOptOut(app: FastifyInstance, who: Pick<Actor, 'headers'>, phone: string) {
-  const response = await app.inject({ method: 'POST', url: '/v1/sms/opt-outs', headers: who.headers, payload: { phone } })
-  return expectSuccess(response, 'POST /v1/sms/opt-outs')
 }
 
 /** Renames the academy, as an operator would (there is no API for it). */

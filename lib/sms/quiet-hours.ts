@@ -61,16 +61,20 @@ function instantOfLocal(wallClockAsUtc: number, timeZone: string): Date {
   return new Date(wallClockAsUtc - offsetAt(guess, timeZone))
 }
 
-/** Whether `at` falls in the quiet hours of `timeZone`: 21:00:00 is quiet, 08:00:00 is not. */
-export function inQuietHours(at: Date, timeZone: string): boolean {
-  const { hour } = localTime(at, timeZone)
+/** The one statement of the window, which every function below asks: 21:00:00 is quiet, 08:00:00 is not. */
+function isQuietHour(hour: number): boolean {
   return hour >= QUIET_FROM_HOUR || hour < QUIET_UNTIL_HOUR
+}
+
+/** Whether `at` falls in the quiet hours of `timeZone`. */
+export function inQuietHours(at: Date, timeZone: string): boolean {
+  return isQuietHour(localTime(at, timeZone).hour)
 }
 
 /** The 08:00 that ends the quiet hours `at` falls in, or null when `at` is not in quiet hours. */
 export function quietHoursEnd(at: Date, timeZone: string): Date | null {
   const local = localTime(at, timeZone)
-  if (local.hour >= QUIET_UNTIL_HOUR && local.hour < QUIET_FROM_HOUR) return null
+  if (!isQuietHour(local.hour)) return null
   // Before 08:00 the night ends this morning; from 21:00, tomorrow morning (Date.UTC rolls the day over months).
   const day = local.hour < QUIET_UNTIL_HOUR ? local.day : local.day + 1
   return instantOfLocal(Date.UTC(local.year, local.month - 1, day, QUIET_UNTIL_HOUR), timeZone)

@@ -8,7 +8,8 @@ import { insertTenantAndSender } from '../../dispatch-fixtures.js'
 import { buildTestApp } from '../../helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../../isolated-database.js'
 import { NO_USAGE } from '../../usage-fixtures.js'
-import { listOptOut, seoul, seoulDate, setOptOutNumber } from '../../advertisement-send-fixtures.js'
+import { listOptOut, setOptOutNumber } from '../../advertising-fixtures.js'
+import { seoul, seoulDate } from '../../advertisement-send-fixtures.js'
 
 describe('advertisements accepted by a send and dispatched by the mock provider', () => {
   // The dispatcher claims the due messages of every tenant: a database of its own keeps other files' messages away.

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { expectProblem } from '../../sms-fixtures.js'
 import { keyRows, messageRows, newKey, recipientRows, send } from '../../sms-send-fixtures.js'
 import { academy } from '../../staff-fixtures.js'
-import { footprint, listOptOut, quotaCounted, seoul, setOptOutNumber, useAppAt } from '../../advertisement-send-fixtures.js'
+import { listOptOut, setOptOutNumber } from '../../advertising-fixtures.js'
+import { footprint, quotaCounted, seoul, useAppAt } from '../../advertisement-send-fixtures.js'
 
 const LISTED = '01050000001'
 // The listed number as people write it, none of them the writing it was listed in.

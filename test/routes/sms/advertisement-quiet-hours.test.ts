@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { expectProblem } from '../../sms-fixtures.js'
 import { messageRows, newKey, send } from '../../sms-send-fixtures.js'
 import { academy } from '../../staff-fixtures.js'
-import { footprint, seoul, seoulDate, setOptOutNumber, useAppAt } from '../../advertisement-send-fixtures.js'
+import { setOptOutNumber } from '../../advertising-fixtures.js'
+import { footprint, seoul, seoulDate, useAppAt } from '../../advertisement-send-fixtures.js'
 
 const advertisement = (extra: Record<string, unknown> = {}) => ({
   recipients: [

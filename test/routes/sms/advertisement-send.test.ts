@@ -3,17 +3,8 @@ import { storedAuditEvents } from '../../audit-fixtures.js'
 import { expectProblem } from '../../sms-fixtures.js'
 import { createClass, enrol, messageRows, newKey, post, recipientRows, send } from '../../sms-send-fixtures.js'
 import { academy } from '../../staff-fixtures.js'
-import {
-  carrierBytes,
-  footprint,
-  framedText,
-  listOptOut,
-  OPT_OUT_DIGITS,
-  renameTenant,
-  seoul,
-  setOptOutNumber,
-  useAppAt,
-} from '../../advertisement-send-fixtures.js'
+import { carrierBytes, footprint, framedText, renameTenant, seoul, useAppAt } from '../../advertisement-send-fixtures.js'
+import { listOptOut, OPT_OUT_DIGITS, setOptOutNumber } from '../../advertising-fixtures.js'
 
 const SMS_LIMIT = 90
 const LMS_LIMIT = 2000
