@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { issueTokenPair } from '../../../../lib/auth/tokens.js'
-import type { Clock } from '../../../../lib/clock.js'
-import { insertTenantAndSender, messageState } from '../../../dispatch-fixtures.js'
-import { fakeExtSmsCredentials, useDispatchTestBed } from '../../../dispatch-test-bed.js'
-import { deliveryReportBody, providerSecretHeader } from '../../../fakes/extsms-server.js'
-import { buildTestApp } from '../../../helper.js'
+import { issueTokenPair } from '../../lib/auth/tokens.js'
+import type { Clock } from '../../lib/clock.js'
+import { insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
+import { fakeExtSmsCredentials, useDispatchTestBed } from '../dispatch-test-bed.js'
+import { deliveryReportBody, providerSecretHeader } from '../fakes/extsms-server.js'
+import { buildTestApp } from '../helper.js'
 
 // What the provider gets for an advertisement accepted through the send route: the (광고) frame the message was
 // accepted with, and none of the numbers put on the opt-out list since (their price and quota given back). The

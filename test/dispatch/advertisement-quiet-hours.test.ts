@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { claimDueMessages } from '../../../../db/repos/dispatch.js'
-import type { TenantStatus } from '../../../../db/schema.js'
-import type { Clock } from '../../../../lib/clock.js'
-import { insertPendingMessage, insertTenantAndSender, messageState, type MessageSpec } from '../../../dispatch-fixtures.js'
-import { useDispatchTestBed } from '../../../dispatch-test-bed.js'
+import { claimDueMessages } from '../../db/repos/dispatch.js'
+import type { TenantStatus } from '../../db/schema.js'
+import type { Clock } from '../../lib/clock.js'
+import { insertPendingMessage, insertTenantAndSender, messageState, type MessageSpec } from '../dispatch-fixtures.js'
+import { useDispatchTestBed } from '../dispatch-test-bed.js'
 
 // The dispatcher's side of the advertising quiet hours (21:00 to before 08:00 in SVC_TIME_ZONE, default Asia/Seoul):
 // an advertisement is neither claimed nor handed over in them, and a retry that would fall in them waits for 08:00.
