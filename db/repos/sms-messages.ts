@@ -155,8 +155,9 @@ export function listRecipients(trx: TenantTx, smsId: number): Promise<RecipientR
 /**
  * Cancels a PENDING staff message that no dispatcher holds a claim on, when it is scheduled in the future or the
  * dispatcher holds it back (db/repos/dispatch-hold.ts: its tenant is not ACTIVE, or its sender number is no longer
- * the APPROVED one) and it was never handed to the provider (no attempt counted): a held message may stay PENDING
- * indefinitely, so its sender must be able to withdraw it whatever its scheduled time.
+ * the APPROVED one; or it is an advertisement and `advertisingOpen` is false, in the quiet hours) and it was never
+ * handed to the provider (no attempt counted): a held message may stay PENDING for hours or indefinitely, so its
+ * sender must be able to withdraw it whatever its scheduled time.
  * One conditional UPDATE, so it cannot race the dispatcher: the claim function locks due rows with FOR UPDATE SKIP
  * LOCKED and sets claimed_until. A row the dispatcher holds makes this statement wait and then re-check the
  * condition against the claimed row (which no longer matches); a row this transaction cancels is locked until
@@ -166,6 +167,7 @@ export function cancelScheduledMessage(
   trx: TenantTx,
   id: number,
   scope: MessageScope,
+  advertisingOpen = true,
 ): Promise<MessageRecord | undefined> {
   let query = trx
     .updateTable('smsMessages as m')
@@ -183,6 +185,8 @@ export function cancelScheduledMessage(
         eb('m.scheduledAt', '>', sql<Date>`now()`),
         // Staff messages only, so no system sender is exempt.
         eb.and([eb('m.dispatchAttempts', '=', 0), eb.not(dispatchAllowed(null))]),
+        // An advertisement held by the quiet hours (`advertisingOpen` false: lib/sms/quiet-hours.ts).
+        ...(advertisingOpen ? [] : [eb.and([eb('m.dispatchAttempts', '=', 0), eb('m.purpose', '=', 'ADVERTISEMENT')])]),
       ]),
     )
     .where((eb) => eb.or([eb('m.claimedUntil', 'is', null), eb('m.claimedUntil', '<', sql<Date>`now()`)]))

@@ -58,6 +58,8 @@ describe('audit events of sends and cancellations', () => {
       })
       expect(event.details).toEqual({
         recipientCount: 3,
+        purpose: 'INFORMATIONAL',
+        optedOutCount: 0,
         messageType: 'SMS',
         scheduledAt: new Date(scheduledAt).toISOString(),
         templateId: template.id,
@@ -100,6 +102,8 @@ describe('audit events of sends and cancellations', () => {
       })
       expect(event.details).toEqual({
         recipientCount: 2,
+        purpose: 'INFORMATIONAL',
+        optedOutCount: 0,
         messageType: 'SMS',
         scheduledAt: null,
         templateId: null,

@@ -14,6 +14,7 @@ import { AppError } from '../../../lib/errors.js'
 import { sendJsonText } from '../../../lib/http/json-text.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { parseHistorySort } from '../../../lib/sms/history-sort.js'
+import { inQuietHours } from '../../../lib/sms/quiet-hours.js'
 import { MessageResponseSchema, toMessageResponse } from '../../../lib/sms/message-response.js'
 import { HistoryQuerySchema, IdParamsSchema } from './sms.schemas.js'
 
@@ -90,7 +91,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: 'staff' },
       schema: {
         operationId: 'cancelSmsMessage',
-        summary: 'Cancel a message not yet sent: scheduled ahead, or held back and never handed to the provider',
+        summary: 'Cancel a message not yet sent: scheduled ahead, or held back (quiet hours included) and never handed to the provider',
         tags: ['sms'],
         params: IdParamsSchema,
         response: { 200: MessageResponseSchema, ...errors, 409: ProblemSchema },
@@ -99,7 +100,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const scope = scopeOf(request)
-      const cancelled = await cancelScheduledMessage(request.db, request.params.id, scope)
+      const advertisingOpen = !inQuietHours(app.clock(), app.env.SVC_TIME_ZONE)
+      const cancelled = await cancelScheduledMessage(request.db, request.params.id, scope, advertisingOpen)
       if (!cancelled) {
         const visible = await findMessage(request.db, request.params.id, scope)
         throw new AppError(visible ? 'SMS_NOT_CANCELLABLE' : 'SMS_NOT_FOUND')
