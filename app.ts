@@ -5,12 +5,15 @@ import { fileURLToPath } from 'node:url'
 import type { Database } from './db/database.js'
 import type { Clock } from './lib/clock.js'
 import type { Env } from './lib/env.js'
+import type { ResolveHost } from './lib/webhooks/resolve-host.js'
 
 export interface AppOptions {
   env: Env
   database: Database
   /** The system clock unless a test fixes the time of day (plugins/clock.ts). */
   clock?: Clock
+  /** The system's DNS unless a test makes a name answer what it needs (plugins/webhooks.ts). */
+  resolveHost?: ResolveHost
 }
 
 const here = dirname(fileURLToPath(import.meta.url))

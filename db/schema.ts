@@ -456,6 +456,36 @@ export interface SmsAdvertisingSettingsTable {
   updatedAt: DefaultedTimestamp
 }
 
+/** At most one per tenant: where its delivery events go (lib/webhooks; RLS). */
+export interface WebhookEndpointsTable {
+  tenantId: number
+  url: string
+  events: string[]
+  /** The signing secret, sealed (lib/crypto/seal.ts): never in clear. */
+  secretSealed: string
+  createdAt: Generated<Date>
+  updatedAt: DefaultedTimestamp
+}
+
+/** The outbox of delivery events, written by a trigger on sms_messages (RLS). */
+export interface WebhookEventsTable {
+  tenantId: number
+  id: Generated<number>
+  /** The `webhook-id` of every attempt (msg_ + this, without dashes). */
+  webhookId: Generated<string>
+  eventType: string
+  /** The JSON body, fixed when the event was written. */
+  body: string
+  attempts: Generated<number>
+  nextAttemptAt: DefaultedTimestamp
+  claimToken: string | null
+  claimedUntil: NullableTimestamp
+  deliveredAt: NullableTimestamp
+  givenUpAt: NullableTimestamp
+  lastError: string | null
+  createdAt: Generated<Date>
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -491,4 +521,6 @@ export interface DB {
   mfaChallenges: MfaChallengesTable
   smsOptOuts: SmsOptOutsTable
   smsAdvertisingSettings: SmsAdvertisingSettingsTable
+  webhookEndpoints: WebhookEndpointsTable
+  webhookEvents: WebhookEventsTable
 }

@@ -83,6 +83,11 @@ export const EnvSchema = Type.Object({
   SVC_SMS_PRICE_LMS: Int(50, 0, 100_000),
   // The tenant-facing calendar (IANA name): the day of the daily quota, the usage days, quiet hours.
   SVC_TIME_ZONE: Type.String({ default: DEFAULT_TIME_ZONE, minLength: 1 }),
+  // Delivery events to the tenants' endpoints (docs/api.md#events): the time limit of one attempt, deliveries in
+  // flight per instance, and whether plain http and private addresses are allowed (tests, private networks only).
+  SVC_WEBHOOK_TIMEOUT_MS: Int(5000, 100, 60_000),
+  SVC_WEBHOOK_CONCURRENCY: Int(16, 1, 256),
+  SVC_WEBHOOK_ALLOW_PRIVATE: Bool(false),
   // Recipients accepted per tenant per local day of SVC_TIME_ZONE (docs/api.md#daily-quota); 0 = unlimited.
   SVC_SMS_TENANT_DAILY_RECIPIENTS: Int(100_000, 0, 1_000_000_000),
   // How far ahead a send may be scheduled, in days (SCHEDULED_AT_TOO_FAR beyond it).

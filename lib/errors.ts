@@ -90,6 +90,12 @@ export const ERROR_CATALOG = {
   RECIPIENTS_OPTED_OUT: [400, 'Every recipient opted out', 'Every recipient of the advertisement is on the opt-out list.'],
   OPT_OUT_NOT_FOUND: [404, 'Opt-out not found', 'That number is not on the opt-out list.'],
   SMS_NOT_FOUND: [404, 'SMS not found', 'No such message.'],
+  WEBHOOK_URL_INVALID: [
+    400,
+    'Webhook URL invalid',
+    'The webhook URL must be https:// and must not resolve to a loopback, private, link-local or unique-local address.',
+  ],
+  WEBHOOK_ENDPOINT_NOT_FOUND: [404, 'Webhook endpoint not found', 'The academy has no webhook endpoint.'],
   SMS_NOT_CANCELLABLE: [
     409,
     'SMS not cancellable',

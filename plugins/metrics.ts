@@ -78,6 +78,12 @@ function register(app: FastifyInstance): MetricsRecorder {
     registers: [registry],
   })
   const retries = new Counter({ name: 'svc_sms_retries_total', help: 'Dispatch attempts that scheduled a retry', registers: [registry] })
+  const webhooks = new Counter({
+    name: 'svc_webhook_deliveries_total',
+    help: 'Webhook attempts by outcome: delivered, failed (retried), given_up (the last), refused (address not allowed)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  })
   const reports = new Counter({ name: 'svc_sms_delivery_reports_total', help: 'Webhook delivery reports by result', labelNames: ['result'], registers: [registry] })
 
   // Registered (so read) before the dispatch gauges, whose query would otherwise count itself as pool use.
@@ -156,6 +162,7 @@ function register(app: FastifyInstance): MetricsRecorder {
       reports.inc({ result: 'processed' }, processed)
       reports.inc({ result: 'ignored' }, ignored)
     },
+    webhookDelivery: (outcome) => webhooks.inc({ outcome }),
   }
 }
 

@@ -47,6 +47,7 @@ export default fp(
           { name: 'sms', description: 'Sends, history, recipient groups and the sender number' },
           { name: 'sms-templates', description: 'Reusable message templates' },
           { name: 'audit', description: "The academy's audit log: who did what, and when" },
+          { name: 'events', description: "Delivery events pushed to the academy's own endpoint, signed (Standard Webhooks)" },
           { name: 'internal', description: 'Signed operations calls (HMAC headers), not for end users' },
           { name: 'provider-callback', description: 'Delivery reports from the SMS provider' },
           { name: 'operations', description: 'Health' },

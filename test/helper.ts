@@ -15,6 +15,7 @@ import { buildService } from '../build.js'
 import { serverOptions } from '../lib/http/server-options.js'
 import { watchDocumentedProblems } from './documented-problems.js'
 import type { Clock } from '../lib/clock.js'
+import type { ResolveHost } from '../lib/webhooks/resolve-host.js'
 
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-at-least-32-bytes-long'
 
@@ -146,9 +147,10 @@ export function sharedEmbeddedDatabase(store: EmbeddedDatabase): Database {
 export async function buildTestApp(
   overrides: Record<string, string | undefined> = {},
   clock?: Clock,
+  resolveHost?: ResolveHost,
 ): Promise<FastifyInstance> {
   const env = testEnv(overrides)
-  return buildService(env, openTestDatabase(env), watchDocumentedProblems, clock)
+  return buildService(env, openTestDatabase(env), watchDocumentedProblems, { clock, resolveHost })
 }
 
 /** One app per test file, closed after it: `const app = useTestApp()` then `app.current.inject(...)`. */

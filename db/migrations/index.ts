@@ -30,6 +30,7 @@ import * as ownerMaintenancePolicy from './2026-11-26T04-20-00-owner-maintenance
 import * as oneTimeCodes from './2026-11-26T05-00-00-one-time-codes.js'
 import * as secondFactor from './2026-11-27T00-00-00-second-factor.js'
 import * as advertising from './2026-11-28T00-00-00-advertising.js'
+import * as webhooks from './2026-11-28T01-00-00-webhooks.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -67,4 +68,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T05-00-00-one-time-codes': oneTimeCodes,
   '2026-11-27T00-00-00-second-factor': secondFactor,
   '2026-11-28T00-00-00-advertising': advertising,
+  '2026-11-28T01-00-00-webhooks': webhooks,
 }

@@ -6,6 +6,8 @@
 // `second_step`: a right password of a user with a second factor; the login completes (`ok`) or not at its second step.
 export type LoginOutcome = 'ok' | 'second_step' | 'invalid' | 'locked' | 'refused'
 export type ProviderOutcome = 'accepted' | 'rejected' | 'retryable'
+/** A webhook attempt: a 2xx, a failure to be retried, the last failure, or not attempted (refused address). */
+export type WebhookOutcome = 'delivered' | 'failed' | 'given_up' | 'refused'
 
 export interface MetricsRecorder {
   login(outcome: LoginOutcome): void
@@ -17,6 +19,7 @@ export interface MetricsRecorder {
   /** An attempt ended with recipients left and attempts to spare: the message goes back to PENDING with a delay. */
   retry(): void
   deliveryReports(processed: number, ignored: number): void
+  webhookDelivery(outcome: WebhookOutcome): void
 }
 
 export const noMetrics: MetricsRecorder = {
@@ -26,6 +29,7 @@ export const noMetrics: MetricsRecorder = {
   providerCall: () => undefined,
   retry: () => undefined,
   deliveryReports: () => undefined,
+  webhookDelivery: () => undefined,
 }
 
 

@@ -111,6 +111,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       // Cancelling gives the recipients back to the day the message was accepted on.
       const accepted = { at: cancelled.createdAt, timeZone: app.env.SVC_TIME_ZONE }
       await releaseDailyRecipients(request.db, request.caller.tenantId, accepted, cancelledRecipients)
+      // Its sms.message.cancelled event, if the academy has an endpoint, commits with it: deliver it soon after.
+      request.afterCommit(() => app.webhooks.deliverer.kick())
       return toMessageResponse(cancelled, await listRecipients(request.db, cancelled.id))
     },
   )

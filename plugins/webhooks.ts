@@ -1,0 +1,61 @@
+import type { KeyObject } from 'node:crypto'
+import fp from 'fastify-plugin'
+import cron from 'node-cron'
+import type { AppOptions } from '../app.js'
+import { createWebhookDeliverer, type Deliverer } from '../lib/webhooks/deliverer.js'
+import { systemResolve, type ResolveHost } from '../lib/webhooks/resolve-host.js'
+import { secretSealingKey } from '../lib/webhooks/signing-secret.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Delivery events to the tenants' endpoints (lib/webhooks): what the endpoint routes and the loop share. */
+    webhooks: {
+      /** Seals and opens signing secrets; derived from the code key, as stable across instances as it is. */
+      sealingKey: KeyObject
+      /** SVC_WEBHOOK_ALLOW_PRIVATE. */
+      allowPrivate: boolean
+      /** Resolves an endpoint's host when it is set (and at each delivery). */
+      resolve: ResolveHost
+      /** The delivery loop; with SVC_SMS_DISPATCHER=off (an API-only instance) kick does nothing. */
+      deliverer: Pick<Deliverer, 'kick' | 'runOnce'>
+    }
+  }
+}
+
+/**
+ * Events are rows of the outbox (webhook_events), written by a trigger with the status change that causes them;
+ * every instance with background work on (SVC_SMS_DISPATCHER=on) delivers them: on the dispatcher's tick, and as
+ * soon as a worker frees up. Off, events wait for an instance that delivers.
+ */
+export default fp<AppOptions>(
+  async (app, options) => {
+    const { env } = app
+    const sealingKey = secretSealingKey(app.oneTimeCodes.codes.key)
+    const resolve = options.resolveHost ?? systemResolve
+    const deliverer = createWebhookDeliverer({
+      db: app.db,
+      log: app.log.child({ component: 'webhooks' }),
+      sealingKey,
+      timeoutMs: env.SVC_WEBHOOK_TIMEOUT_MS,
+      allowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE,
+      concurrency: env.SVC_WEBHOOK_CONCURRENCY,
+      resolve,
+      metrics: app.metrics,
+    })
+    const enabled = env.SVC_SMS_DISPATCHER === 'on'
+    app.decorate('webhooks', {
+      sealingKey,
+      allowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE,
+      resolve,
+      deliverer: { kick: () => (enabled ? deliverer.kick() : undefined), runOnce: deliverer.runOnce },
+    })
+    if (!enabled) return
+    const task = cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => deliverer.kick(), { name: 'webhook-delivery', noOverlap: true })
+    app.addHook('onReady', async () => deliverer.kick())
+    app.addHook('onClose', async () => {
+      await task.destroy()
+      await deliverer.stop()
+    })
+  },
+  { name: 'webhooks', dependencies: ['env', 'db', 'metrics', 'one-time-codes'] },
+)
