@@ -35,6 +35,15 @@ begin
   -- The second step of a login (lib/auth/login-second-step.ts): an expired challenge opens nothing.
   delete from mfa_challenges where expires_at < now();
   get diagnostics n = row_count; purged := purged + n;
+  -- Webhook events delivered or given up are kept 7 days for support (lib/webhooks), a bounded batch a minute.
+  delete from webhook_events e
+  using (
+    select tenant_id, id from webhook_events
+    where coalesce(delivered_at, given_up_at) < now() - interval '7 days'
+    limit 5000
+  ) old
+  where e.tenant_id = old.tenant_id and e.id = old.id;
+  get diagnostics n = row_count; purged := purged + n;
   return purged;
 end
 $$;

@@ -74,6 +74,15 @@ describePostgres('maintenance under an owner that is not a superuser', () => {
       await client.query(`insert into audit_events (tenant_id, type) values ($1, 'USER_DELETED')`, [tenant])
       await client.query(`insert into sms_daily_usage (tenant_id, day, recipients) values ($1, current_date - 10, 5)`, [tenant])
       await client.query(`insert into sms_usage_changes (tenant_id, bucket, messages) values ($1, '2026-01-01T00:00:00Z', 2)`, [tenant])
+      // Webhook events: delivered 8 days ago and given up 8 days ago go; delivered yesterday and pending stay.
+      await client.query(
+        `insert into webhook_events (tenant_id, event_type, body, delivered_at, given_up_at)
+         values ($1, 'sms.message.completed', '{}', now() - interval '8 days', null),
+                ($1, 'sms.message.completed', '{}', null, now() - interval '8 days'),
+                ($1, 'sms.message.completed', '{}', now() - interval '1 day', null),
+                ($1, 'sms.message.completed', '{}', null, null)`,
+        [tenant],
+      )
     }
 
     // The runtime role itself still sees nothing without a tenant.
@@ -86,6 +95,7 @@ describePostgres('maintenance under an owner that is not a superuser', () => {
     expect(await count('audit_events')).toBe(2)
     expect(await count('sms_daily_usage')).toBe(0)
     expect(await count('sms_usage_changes')).toBe(0)
+    expect(await count('webhook_events')).toBe(4)
     const usage = await client.query('select tenant_id, messages::int from sms_usage order by tenant_id')
     expect(usage.rows).toEqual(tenants.map((tenant) => ({ tenant_id: String(tenant), messages: 2 })))
     const days = await client.query(`select tenant_id, to_char(day, 'YYYY-MM-DD') as day, messages::int from sms_usage_days order by tenant_id`)
