@@ -42,9 +42,15 @@ export interface Deliverer {
   kick(): void
   /** One claim of up to `concurrency` events, delivered; resolves with how many were claimed (tests). */
   runOnce(): Promise<number>
-  /** No new claims; deliveries in flight end (each within the time limit) and are recorded. */
+  /**
+   * No new claims; deliveries in flight end and are recorded, those still waiting for an answer after
+   * STOP_GRACE_MS abandoned (their claims lapse and another instance delivers them: at least once).
+   */
   stop(): Promise<void>
 }
+
+/** Within the process's close timeout (lib/shutdown-budget.ts), whatever SVC_WEBHOOK_TIMEOUT_MS is. */
+const STOP_GRACE_MS = 10_000
 
 type Prepared = { target: PinnedTarget; secret: string } | { refused: string; final: boolean }
 
@@ -72,6 +78,7 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
   const agents = keepAliveAgents(options.concurrency)
   const inFlight = new Set<Promise<void>>()
   let stopping = false
+  const abandon = new AbortController()
   let claiming: Promise<void> | null = null
   let again = false
 
@@ -104,7 +111,7 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
     }
     const webhookId = `msg_${event.webhookId.replaceAll('-', '')}`
     const headers = signedHeaders(prepared.secret, webhookId, Math.floor(Date.now() / 1000), event.body)
-    const outcome = await postEvent(prepared.target, headers, event.body, options.timeoutMs, agents)
+    const outcome = await postEvent(prepared.target, headers, event.body, options.timeoutMs, agents, abandon.signal)
     if ('status' in outcome && outcome.status >= 200 && outcome.status < 300) return { kind: 'delivered' }
     return failure(attempts, describe(outcome))
   }
@@ -168,8 +175,13 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
     },
     async stop() {
       stopping = true
-      await claiming
-      await Promise.allSettled([...inFlight])
+      const grace = setTimeout(() => abandon.abort(), STOP_GRACE_MS)
+      try {
+        await claiming
+        await Promise.allSettled([...inFlight])
+      } finally {
+        clearTimeout(grace)
+      }
       agents.http.destroy()
       agents.https.destroy()
     },

@@ -43,7 +43,8 @@ function pinnedLookup(address: string): LookupFunction {
  * POSTs `body` and answers the status as soon as the response's head arrives (its body is never read), or the error.
  * Redirects are not followed: a 3xx is an answer like any other non-2xx, so a receiver cannot send the service on to
  * another address. `timeoutMs` bounds the whole exchange, connecting included: a receiver that hangs costs one
- * worker that long and no more. TLS verifies the certificate against the URL's host name.
+ * worker that long and no more; `abandon` ends it sooner (shutdown). TLS verifies the certificate against the URL's
+ * host name.
  */
 export function postEvent(
   target: PinnedTarget,
@@ -51,6 +52,7 @@ export function postEvent(
   body: string,
   timeoutMs: number,
   agents: Agents,
+  abandon?: AbortSignal,
 ): Promise<PostOutcome> {
   const secure = target.url.protocol === 'https:'
   const send = secure ? https.request : http.request
@@ -61,7 +63,7 @@ export function postEvent(
         method: 'POST',
         agent: secure ? agents.https : agents.http,
         lookup: pinnedLookup(target.address),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: abandon ? AbortSignal.any([AbortSignal.timeout(timeoutMs), abandon]) : AbortSignal.timeout(timeoutMs),
         headers: {
           'content-type': 'application/json',
           'content-length': String(Buffer.byteLength(body)),
