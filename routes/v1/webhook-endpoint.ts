@@ -101,7 +101,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       const secret = newSigningSecret()
       const sealed = sealSigningSecret(app.webhooks.sealingKey, request.caller.tenantId, secret)
       if (!(await replaceSigningSecret(request.db, sealed))) throw new AppError('WEBHOOK_ENDPOINT_NOT_FOUND')
-      await request.audit({ type: 'WEBHOOK_ENDPOINT_CHANGED', targetId: null, details: { secretRotated: true } })
+      await request.audit({ type: 'WEBHOOK_ENDPOINT_CHANGED', targetId: null, details: { rotated: true } })
       return { secret }
     },
   )

@@ -348,4 +348,68 @@ describe('/v1/webhook-endpoint', () => {
       expect(await storedRow(tenant.id)).toBeUndefined()
     })
   })
+
+  describe('POST /v1/webhook-endpoint/secret', () => {
+    it('POST /secret answers a new, different secret; the stored one is replaced and GET still shows none', async () => {
+      const { tenant, owner } = await academy(app)
+      const first = await create(owner.headers)
+      const response = await rotate(owner.headers)
+      expect(response.statusCode, response.body).toBe(200)
+      const body = response.json() as { secret: string }
+      expect(Object.keys(body)).toEqual(['secret'])
+      expect(body.secret).toMatch(SECRET)
+      expect(Buffer.from(body.secret.slice('whsec_'.length), 'base64').length).toBeGreaterThanOrEqual(24)
+      expect(body.secret).not.toBe(first)
+      expect(unsealSigningSecret(app.webhooks.sealingKey, tenant.id, await storedSealed(tenant.id))).toBe(body.secret)
+
+      const read = await get(owner.headers)
+      expect(read.statusCode).toBe(200)
+      expect(read.json()).not.toHaveProperty('secret')
+      for (const form of [...secretForms(first), ...secretForms(body.secret)]) expect(read.body).not.toContain(form)
+    })
+
+    it('the stored row holds neither the secret nor its bytes, after PUT and after rotation', async () => {
+      const { tenant, owner } = await academy(app)
+      const created = await create(owner.headers)
+      const afterCreate = await storedRow(tenant.id)
+      expect(afterCreate).toContain('hooks.academy.example')
+      for (const form of secretForms(created)) expect(afterCreate).not.toContain(form)
+
+      const rotated = (await rotate(owner.headers)).json().secret as string
+      const afterRotation = await storedRow(tenant.id)
+      expect(afterRotation).not.toBe(afterCreate)
+      for (const form of [...secretForms(created), ...secretForms(rotated)]) expect(afterRotation).not.toContain(form)
+    })
+
+    it('records WEBHOOK_ENDPOINT_CHANGED as documented, without any secret', async () => {
+      const { owner } = await academy(app)
+      const created = await create(owner.headers)
+      await put(owner.headers, { url: 'https://other.academy.example/x', events: ['sms.message.completed'] })
+      const rotated = (await rotate(owner.headers)).json().secret as string
+      await remove(owner.headers)
+
+      const audit = await auditPage(owner.headers)
+      expect(audit.details).toEqual([
+        { url: 'https://hooks.academy.example', events: BOTH, created: true },
+        { url: 'https://other.academy.example', events: ['sms.message.completed'], created: false },
+        { rotated: true },
+        { removed: true },
+      ])
+      for (const form of [...secretForms(created), ...secretForms(rotated)]) expect(audit.body).not.toContain(form)
+    })
+
+    it("another academy's rotation leaves this one's stored secret as it was", async () => {
+      const a = await academy(app)
+      const b = await academy(app)
+      const secretA = await create(a.owner.headers)
+      const sealedA = await storedSealed(a.tenant.id)
+      const secretB = await create(b.owner.headers)
+      const rotatedB = (await rotate(b.owner.headers)).json().secret as string
+      expect(rotatedB).toMatch(SECRET)
+      expect(rotatedB).not.toBe(secretB)
+      expect(await storedSealed(a.tenant.id)).toBe(sealedA)
+      expect(unsealSigningSecret(app.webhooks.sealingKey, a.tenant.id, sealedA)).toBe(secretA)
+      expect(unsealSigningSecret(app.webhooks.sealingKey, b.tenant.id, await storedSealed(b.tenant.id))).toBe(rotatedB)
+    })
+  })
 })
