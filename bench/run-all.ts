@@ -26,6 +26,7 @@ import { refresh } from './scenarios/refresh.js'
 import { send10k } from './scenarios/send-10k.js'
 import { signingKeys } from './scenarios/signing-keys.js'
 import { usage } from './scenarios/usage.js'
+import { webhooks } from './scenarios/webhooks.js'
 
 const SCENARIOS: [string, Scenario][] = [
   ['me', me],
@@ -38,6 +39,7 @@ const SCENARIOS: [string, Scenario][] = [
   ['send-10k', send10k],
   ['advertisement', advertisement],
   ['dispatch', dispatch],
+  ['webhooks', webhooks],
   ['pooler', pooler],
   ['memory', memory],
   ['forgot', forgot],
