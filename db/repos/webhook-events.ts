@@ -63,3 +63,13 @@ export async function recordAttempt(trx: TenantTx, claim: EventClaim, record: At
     .executeTakeFirst()
   return result.numUpdatedRows > 0n
 }
+
+/** Gives a claim back untouched (shutdown before its delivery started): due again at once, for any instance. */
+export async function releaseClaim(trx: TenantTx, claim: EventClaim): Promise<void> {
+  await trx
+    .updateTable('webhookEvents')
+    .set({ claimToken: null, claimedUntil: null })
+    .where('id', '=', claim.eventId)
+    .where('claimToken', '=', claim.claimToken)
+    .execute()
+}

@@ -8,6 +8,7 @@ import {
   claimDueEvents,
   findClaimedEvent,
   recordAttempt,
+  releaseClaim,
   type AttemptRecord,
   type ClaimedEvent,
   type EventClaim,
@@ -64,10 +65,10 @@ function failure(attempts: number, error: string): AttemptRecord {
 const describe = (outcome: { status: number } | { error: string }) => ('status' in outcome ? `HTTP ${outcome.status}` : outcome.error)
 
 /**
- * Delivers the outbox (webhook_events) with leases like dispatch: each free worker claims one due event (SKIP
- * LOCKED), signs it (Standard Webhooks 1.0) and POSTs it, and records the answer under its claim. A worker that
- * finishes claims again at once, so one receiver that hangs holds one worker for at most the time limit while the
- * others go on. The lease outlasts the time limit: the claims of a dead instance lapse and another delivers them,
+ * Delivers the outbox (webhook_events) with leases like dispatch: due events are claimed in batches (SKIP LOCKED),
+ * and each free worker takes the next claim, signs it (Standard Webhooks 1.0), POSTs it and records the answer under
+ * its claim. A worker that finishes takes the next at once, so one receiver that hangs holds one worker for at most
+ * the time limit while the others go on. The lease outlasts the time limit: the claims of a dead instance lapse and another delivers them,
  * so an event arrives at least once (receivers drop repeats by `webhook-id`).
  */
 export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
@@ -77,6 +78,8 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
   const leaseSeconds = Math.ceil(options.timeoutMs / 1000) + 30
   const agents = keepAliveAgents(options.concurrency)
   const inFlight = new Set<Promise<void>>()
+  /** Claimed, not started yet: a worker takes the next one the moment it is free. */
+  const waiting: EventClaim[] = []
   let stopping = false
   const abandon = new AbortController()
   let claiming: Promise<void> | null = null
@@ -142,10 +145,21 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
     return running
   }
 
+  function startWaiting(): void {
+    while (!stopping && inFlight.size < options.concurrency && waiting.length > 0) void start(waiting.shift()!, true)
+  }
+
+  /**
+   * Starts waiting claims on free workers, and claims again once those in hand no longer keep every worker busy for
+   * another round: up to twice the workers at a time, so one claim (a scan of the due events) serves a batch of
+   * deliveries rather than one. A claim waits here at most a round of deliveries, far within its lease.
+   */
   async function claimForFreeWorkers(): Promise<void> {
-    while (!stopping && inFlight.size < options.concurrency) {
-      const claims = await claimDueEvents(db, options.concurrency - inFlight.size, leaseSeconds)
-      for (const claim of claims) void start(claim, true)
+    startWaiting()
+    while (!stopping && inFlight.size + waiting.length <= options.concurrency) {
+      const claims = await claimDueEvents(db, 2 * options.concurrency - inFlight.size - waiting.length, leaseSeconds)
+      waiting.push(...claims)
+      startWaiting()
       if (claims.length === 0) return
     }
   }
@@ -178,6 +192,8 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
       const grace = setTimeout(() => abandon.abort(), STOP_GRACE_MS)
       try {
         await claiming
+        // Claims never started go back at once rather than after their lease: another instance delivers them.
+        await Promise.allSettled(waiting.splice(0).map((claim) => withTenant(db, claim.tenantId, (trx) => releaseClaim(trx, claim))))
         await Promise.allSettled([...inFlight])
       } finally {
         clearTimeout(grace)
