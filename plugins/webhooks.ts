@@ -49,7 +49,11 @@ export default fp<AppOptions>(
       resolve,
       deliverer: { kick: () => (enabled ? deliverer.kick() : undefined), runOnce: deliverer.runOnce },
     })
-    if (!enabled) return
+    // Stopped either way: a runOnce (operations, tests) keeps connections open until then.
+    if (!enabled) {
+      app.addHook('onClose', () => deliverer.stop())
+      return
+    }
     const task = cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => deliverer.kick(), { name: 'webhook-delivery', noOverlap: true })
     app.addHook('onReady', async () => deliverer.kick())
     app.addHook('onClose', async () => {

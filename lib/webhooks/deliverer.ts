@@ -91,7 +91,9 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
     const host = hostOf(url)
     const addresses = isIP(host) ? [host] : await resolve(host).catch(() => [])
     if (addresses.length === 0) return `${host} does not resolve`
-    if (!options.allowPrivate && !addresses.every(isPublicAddress)) return `${host} resolves to a refused address`
+    const refused = options.allowPrivate ? undefined : addresses.find((address) => !isPublicAddress(address))
+    // The address is named for operators (the log and the event row); the tenant's answers never show it.
+    if (refused !== undefined) return `${host} resolves to a refused address (${refused})`
     return { url, address: addresses[0]! }
   }
 
