@@ -4,16 +4,54 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
-import { expect } from 'vitest'
+import { afterAll, afterEach, beforeAll, expect } from 'vitest'
 import type { DB, SmsStatus } from '../../db/schema.js'
 import { withTenant } from '../../db/tenant-transaction.js'
 import { issueTokenPair } from '../../lib/auth/tokens.js'
 import { insertPendingMessage, insertTenantAndSender } from '../dispatch-fixtures.js'
+import { buildTestApp } from '../helper.js'
+import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
 
-export { until } from '../auth-fixtures.js'
 
 // Delivery tests (test/webhooks): receivers on loopback, academies of an isolated database (the deliverer claims
 // across every tenant of its database), and the event rows as the owner reads them.
+
+export interface DeliveryBed {
+  iso: IsolatedDatabase
+  app: FastifyInstance
+  /** A receiver closed after the test. */
+  receiver(answers?: Answer[]): Promise<Receiver>
+}
+
+/**
+ * A database of the file's own with an app on it, made before the file's tests: no background loop
+ * (SVC_SMS_DISPATCHER=off), so the tests drive delivery with runOnce; loopback receivers allowed. After each test
+ * its receivers close and the events it left waiting are settled, so the next test's claims see only its own. Read
+ * the fields inside tests and hooks only.
+ */
+export function useDeliveryBed(env: Record<string, string> = {}): DeliveryBed {
+  const receivers: Receiver[] = []
+  const bed = {
+    async receiver(answers?: Answer[]) {
+      const started = await startReceiver(answers)
+      receivers.push(started)
+      return started
+    },
+  } as DeliveryBed
+  beforeAll(async () => {
+    bed.iso = await isolatedDatabase()
+    bed.app = await buildTestApp({ DATABASE_URL: bed.iso.url, SVC_SMS_DISPATCHER: 'off', SVC_WEBHOOK_ALLOW_PRIVATE: 'true', ...env })
+  })
+  afterEach(async () => {
+    await settleEvents(bed.iso.owner)
+    await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
+  })
+  afterAll(async () => {
+    await bed.app?.close()
+    await bed.iso?.drop()
+  })
+  return bed
+}
 
 /** One request as a receiver got it: the raw body bytes (what the signature covers), headers, when it arrived. */
 export interface ReceivedRequest {

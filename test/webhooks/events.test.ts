@@ -1,19 +1,15 @@
-import type { FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { withTenant } from '../../db/tenant-transaction.js'
 import { enqueueSystemSms, systemSmsSettings } from '../../lib/sms/system-messages.js'
-import { buildTestApp } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
+import { until } from '../auth-fixtures.js'
 import {
   eventRows,
   heldMessage,
   isolatedAcademy,
   moveStatus,
   putEndpoint,
-  settleEvents,
-  startReceiver,
-  until,
+  useDeliveryBed,
   verified,
   webhookIdOf,
   type IsolatedAcademy,
@@ -24,34 +20,18 @@ import {
 // Which status changes write an event, what it says, and what its request carries. The deliverer claims across
 // tenants: a database of this file's own, no background loop (SVC_SMS_DISPATCHER=off), runOnce drives it.
 describe('delivery events of a message (sms.message.completed, sms.message.cancelled)', () => {
-  let iso: IsolatedDatabase
-  let app: FastifyInstance
-  const receivers: Receiver[] = []
-
-  beforeAll(async () => {
-    iso = await isolatedDatabase()
-    app = await buildTestApp({ DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'off', SVC_WEBHOOK_ALLOW_PRIVATE: 'true' })
-  })
-  afterEach(async () => {
-    await settleEvents(iso.owner)
-    await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
-  })
-  afterAll(async () => {
-    await app?.close()
-    await iso?.drop()
-  })
+  const bed = useDeliveryBed()
 
   /** An academy with an endpoint on a receiver of its own. */
   async function subscribed(events?: string[]) {
-    const academy = await isolatedAcademy(app, iso.owner)
-    const receiver = await startReceiver()
-    receivers.push(receiver)
-    const secret = await putEndpoint(app, academy, receiver.url, events)
+    const academy = await isolatedAcademy(bed.app, bed.iso.owner)
+    const receiver = await bed.receiver()
+    const secret = await putEndpoint(bed.app, academy, receiver.url, events)
     return { academy, receiver, secret }
   }
 
   function sendNow(academy: IsolatedAcademy, extra: Record<string, unknown> = {}) {
-    return app.inject({
+    return bed.app.inject({
       method: 'POST',
       url: '/v1/sms/send',
       headers: { ...academy.manager.headers, 'idempotency-key': randomUUID() },
@@ -71,25 +51,25 @@ describe('delivery events of a message (sms.message.completed, sms.message.cance
     const sent = await sendNow(academy, { scheduledAt: new Date(Date.now() + 3_600_000).toISOString() })
     expect(sent.statusCode, sent.body).toBe(201)
     const id = (sent.json() as { id: number }).id
-    const cancel = await app.inject({ method: 'POST', url: `/v1/sms/history/${id}/cancel`, headers: academy.manager.headers })
+    const cancel = await bed.app.inject({ method: 'POST', url: `/v1/sms/history/${id}/cancel`, headers: academy.manager.headers })
     expect(cancel.statusCode, cancel.body).toBe(200)
     return id
   }
 
   async function completed(academy: IsolatedAcademy, change: StatusChange = { status: 'SENT', successCount: 2 }): Promise<number> {
-    const smsId = await heldMessage(iso.owner, academy)
-    await moveStatus(app, academy.tenantId, smsId, change)
+    const smsId = await heldMessage(bed.iso.owner, academy)
+    await moveStatus(bed.app, academy.tenantId, smsId, change)
     return smsId
   }
 
   /** Delivers what is due and answers the one request the receiver got, checked against the event's row. */
   async function deliverOne(academy: IsolatedAcademy, receiver: Receiver, secret: string) {
     const before = Math.floor(Date.now() / 1000)
-    await app.webhooks.deliverer.runOnce()
+    await bed.app.webhooks.deliverer.runOnce()
     const after = Math.ceil(Date.now() / 1000)
     expect(receiver.requests).toHaveLength(1)
     const [request] = receiver.requests
-    const [row] = await eventRows(iso.owner, academy.tenantId)
+    const [row] = await eventRows(bed.iso.owner, academy.tenantId)
     expect(row).toMatchObject({ attempts: 1, lastError: null })
     expect(row!.deliveredAt).toBeInstanceOf(Date)
     expect(request!.headers['content-type']).toBe('application/json')
@@ -110,12 +90,12 @@ describe('delivery events of a message (sms.message.completed, sms.message.cance
     const sent = await sendNow(academy)
     expect(sent.statusCode, sent.body).toBe(201)
     const smsId = (sent.json() as { id: number }).id
-    await app.dispatcher.runOnce()
+    await bed.app.dispatcher.runOnce()
     const statusOf = async () =>
-      (await iso.owner.selectFrom('smsMessages').select('status').where('id', '=', smsId).executeTakeFirstOrThrow()).status
+      (await bed.iso.owner.selectFrom('smsMessages').select('status').where('id', '=', smsId).executeTakeFirstOrThrow()).status
     await until(async () => (await statusOf()) === 'SENT')
 
-    expect((await eventRows(iso.owner, academy.tenantId)).map((row) => row.eventType)).toEqual(['sms.message.completed'])
+    expect((await eventRows(bed.iso.owner, academy.tenantId)).map((row) => row.eventType)).toEqual(['sms.message.completed'])
     expect(await deliverOne(academy, receiver, secret)).toEqual({
       type: 'sms.message.completed',
       timestamp: expect.any(String),
@@ -126,7 +106,7 @@ describe('delivery events of a message (sms.message.completed, sms.message.cance
   it('sends sms.message.completed once for FAILED, with its counts', async () => {
     const { academy, receiver, secret } = await subscribed()
     const smsId = await completed(academy, { status: 'FAILED', successCount: 0, failCount: 2 })
-    expect(await eventRows(iso.owner, academy.tenantId)).toHaveLength(1)
+    expect(await eventRows(bed.iso.owner, academy.tenantId)).toHaveLength(1)
     expect(await deliverOne(academy, receiver, secret)).toEqual({
       type: 'sms.message.completed',
       timestamp: expect.any(String),
@@ -136,14 +116,14 @@ describe('delivery events of a message (sms.message.completed, sms.message.cance
 
   it('sends sms.message.completed once for PARTIAL, with the purpose and the opted-out count of the message', async () => {
     const { academy, receiver, secret } = await subscribed()
-    const smsId = await heldMessage(iso.owner, academy)
-    await iso.owner
+    const smsId = await heldMessage(bed.iso.owner, academy)
+    await bed.iso.owner
       .updateTable('smsMessages')
       .set({ purpose: 'ADVERTISEMENT', adSenderName: 'Academy', adOptOutNumber: '0801234567', recipientCount: 3 })
       .where('id', '=', smsId)
       .execute()
-    await moveStatus(app, academy.tenantId, smsId, { status: 'PARTIAL', successCount: 1, failCount: 1, optedOutCount: 1 })
-    expect(await eventRows(iso.owner, academy.tenantId)).toHaveLength(1)
+    await moveStatus(bed.app, academy.tenantId, smsId, { status: 'PARTIAL', successCount: 1, failCount: 1, optedOutCount: 1 })
+    expect(await eventRows(bed.iso.owner, academy.tenantId)).toHaveLength(1)
     expect(await deliverOne(academy, receiver, secret)).toEqual({
       type: 'sms.message.completed',
       timestamp: expect.any(String),
@@ -154,7 +134,7 @@ describe('delivery events of a message (sms.message.completed, sms.message.cance
   it('sends sms.message.cancelled once when a scheduled message is cancelled through the API', async () => {
     const { academy, receiver, secret } = await subscribed()
     const smsId = await scheduledAndCancelled(academy)
-    expect((await eventRows(iso.owner, academy.tenantId)).map((row) => row.eventType)).toEqual(['sms.message.cancelled'])
+    expect((await eventRows(bed.iso.owner, academy.tenantId)).map((row) => row.eventType)).toEqual(['sms.message.cancelled'])
     expect(await deliverOne(academy, receiver, secret)).toEqual({
       type: 'sms.message.cancelled',
       timestamp: expect.any(String),
@@ -164,58 +144,58 @@ describe('delivery events of a message (sms.message.completed, sms.message.cance
 
   it('writes no event for a status change that is not an end (DISPATCHED), nor twice for the same status', async () => {
     const { academy } = await subscribed()
-    const smsId = await heldMessage(iso.owner, academy)
-    await moveStatus(app, academy.tenantId, smsId, { status: 'DISPATCHED' })
-    expect(await eventRows(iso.owner, academy.tenantId)).toEqual([])
-    await moveStatus(app, academy.tenantId, smsId, { status: 'SENT', successCount: 1 })
-    await moveStatus(app, academy.tenantId, smsId, { status: 'SENT', successCount: 2 })
-    expect(await eventRows(iso.owner, academy.tenantId)).toHaveLength(1)
+    const smsId = await heldMessage(bed.iso.owner, academy)
+    await moveStatus(bed.app, academy.tenantId, smsId, { status: 'DISPATCHED' })
+    expect(await eventRows(bed.iso.owner, academy.tenantId)).toEqual([])
+    await moveStatus(bed.app, academy.tenantId, smsId, { status: 'SENT', successCount: 1 })
+    await moveStatus(bed.app, academy.tenantId, smsId, { status: 'SENT', successCount: 2 })
+    expect(await eventRows(bed.iso.owner, academy.tenantId)).toHaveLength(1)
   })
 
   it("writes only cancellations for an endpoint subscribed to ['sms.message.cancelled']", async () => {
     const { academy, receiver, secret } = await subscribed(['sms.message.cancelled'])
     await completed(academy)
-    expect(await eventRows(iso.owner, academy.tenantId)).toEqual([])
+    expect(await eventRows(bed.iso.owner, academy.tenantId)).toEqual([])
     const smsId = await scheduledAndCancelled(academy)
-    expect((await eventRows(iso.owner, academy.tenantId)).map((row) => row.eventType)).toEqual(['sms.message.cancelled'])
+    expect((await eventRows(bed.iso.owner, academy.tenantId)).map((row) => row.eventType)).toEqual(['sms.message.cancelled'])
     expect((await deliverOne(academy, receiver, secret)).data.messageId).toBe(smsId)
   })
 
   it("writes only completions for an endpoint subscribed to ['sms.message.completed']", async () => {
     const { academy, receiver, secret } = await subscribed(['sms.message.completed'])
     await scheduledAndCancelled(academy)
-    expect(await eventRows(iso.owner, academy.tenantId)).toEqual([])
+    expect(await eventRows(bed.iso.owner, academy.tenantId)).toEqual([])
     const smsId = await completed(academy)
-    expect((await eventRows(iso.owner, academy.tenantId)).map((row) => row.eventType)).toEqual(['sms.message.completed'])
+    expect((await eventRows(bed.iso.owner, academy.tenantId)).map((row) => row.eventType)).toEqual(['sms.message.completed'])
     expect((await deliverOne(academy, receiver, secret)).data.messageId).toBe(smsId)
   })
 
   it('writes no event for an academy without an endpoint', async () => {
-    const academy = await isolatedAcademy(app, iso.owner)
+    const academy = await isolatedAcademy(bed.app, bed.iso.owner)
     await completed(academy)
     await scheduledAndCancelled(academy)
-    expect(await eventRows(iso.owner, academy.tenantId)).toEqual([])
-    expect(await app.webhooks.deliverer.runOnce()).toBe(0)
+    expect(await eventRows(bed.iso.owner, academy.tenantId)).toEqual([])
+    expect(await bed.app.webhooks.deliverer.runOnce()).toBe(0)
   })
 
   it('never writes an event for a system message (a one-time code), whatever its status', async () => {
     const { academy, receiver } = await subscribed()
-    const settings = { ...systemSmsSettings(app.env), systemSender: null }
-    const codeId = await withTenant(app.db, academy.tenantId, (trx) =>
+    const settings = { ...systemSmsSettings(bed.app.env), systemSender: null }
+    const codeId = await withTenant(bed.app.db, academy.tenantId, (trx) =>
       enqueueSystemSms(trx, settings, { tenantId: academy.tenantId, kind: 'VERIFICATION_CODE', to: '010-7000-0009', text: 'code 123456' }),
     )
-    await app.dispatcher.runOnce()
+    await bed.app.dispatcher.runOnce()
     await until(async () => {
-      const { status } = await iso.owner.selectFrom('smsMessages').select('status').where('id', '=', codeId).executeTakeFirstOrThrow()
+      const { status } = await bed.iso.owner.selectFrom('smsMessages').select('status').where('id', '=', codeId).executeTakeFirstOrThrow()
       return status !== 'PENDING' && status !== 'DISPATCHED'
     })
-    const otherCode = await withTenant(app.db, academy.tenantId, (trx) =>
+    const otherCode = await withTenant(bed.app.db, academy.tenantId, (trx) =>
       enqueueSystemSms(trx, settings, { tenantId: academy.tenantId, kind: 'VERIFICATION_CODE', to: '010-7000-0008', text: 'code 654321' }),
     )
-    await moveStatus(app, academy.tenantId, otherCode, { status: 'FAILED', failCount: 1 })
+    await moveStatus(bed.app, academy.tenantId, otherCode, { status: 'FAILED', failCount: 1 })
 
-    expect(await eventRows(iso.owner, academy.tenantId)).toEqual([])
-    expect(await app.webhooks.deliverer.runOnce()).toBe(0)
+    expect(await eventRows(bed.iso.owner, academy.tenantId)).toEqual([])
+    expect(await bed.app.webhooks.deliverer.runOnce()).toBe(0)
     expect(receiver.requests).toEqual([])
   })
 })

@@ -1,9 +1,15 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createWebhookDeliverer } from '../../lib/webhooks/deliverer.js'
-import { buildTestApp } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
-import { completedMessage, eventRows, isolatedAcademy, putEndpoint, settleEvents, startReceiver, until, verified, type Answer, type Receiver } from './delivery-bed.js'
+import { until } from '../auth-fixtures.js'
+import {
+  completedMessage,
+  eventRows,
+  isolatedAcademy,
+  putEndpoint,
+  useDeliveryBed,
+  verified,
+  type Answer,
+} from './delivery-bed.js'
 
 const TIMEOUT_MS = 300
 
@@ -11,65 +17,43 @@ const TIMEOUT_MS = 300
 // other tenants' events meanwhile, and the hung attempt ends as a failed one. The loop here is a deliverer of the
 // test's own over the app's database (the app's kick does nothing with SVC_SMS_DISPATCHER=off), two workers.
 describe('webhook delivery with a receiver that hangs', () => {
-  let iso: IsolatedDatabase
-  let app: FastifyInstance
-  const receivers: Receiver[] = []
-
-  beforeAll(async () => {
-    iso = await isolatedDatabase()
-    app = await buildTestApp({
-      DATABASE_URL: iso.url,
-      SVC_SMS_DISPATCHER: 'off',
-      SVC_WEBHOOK_ALLOW_PRIVATE: 'true',
-      SVC_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-      SVC_WEBHOOK_CONCURRENCY: '2',
-    })
-  })
-  afterEach(async () => {
-    await settleEvents(iso.owner)
-    await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
-  })
-  afterAll(async () => {
-    await app?.close()
-    await iso?.drop()
-  })
+  const bed = useDeliveryBed({ SVC_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), SVC_WEBHOOK_CONCURRENCY: '2' })
 
   async function subscribedTo(answers: Answer[]) {
-    const receiver = await startReceiver(answers)
-    receivers.push(receiver)
-    const academy = await isolatedAcademy(app, iso.owner)
-    const secret = await putEndpoint(app, academy, receiver.url)
+    const receiver = await bed.receiver(answers)
+    const academy = await isolatedAcademy(bed.app, bed.iso.owner)
+    const secret = await putEndpoint(bed.app, academy, receiver.url)
     return { academy, receiver, secret }
   }
 
   it('delivers other events while one hangs, ends the hung attempt at the time limit, and frees its worker', async () => {
     const deliverer = createWebhookDeliverer({
-      db: app.db,
-      log: app.log,
-      sealingKey: app.webhooks.sealingKey,
-      timeoutMs: app.env.SVC_WEBHOOK_TIMEOUT_MS,
-      allowPrivate: app.env.SVC_WEBHOOK_ALLOW_PRIVATE,
-      concurrency: app.env.SVC_WEBHOOK_CONCURRENCY,
+      db: bed.app.db,
+      log: bed.app.log,
+      sealingKey: bed.app.webhooks.sealingKey,
+      timeoutMs: bed.app.env.SVC_WEBHOOK_TIMEOUT_MS,
+      allowPrivate: bed.app.env.SVC_WEBHOOK_ALLOW_PRIVATE,
+      concurrency: bed.app.env.SVC_WEBHOOK_CONCURRENCY,
     })
     try {
       const hung = await subscribedTo(['hang'])
       const healthy = await subscribedTo([204])
-      const hungSms = await completedMessage(app, iso.owner, hung.academy)
+      const hungSms = await completedMessage(bed.app, bed.iso.owner, hung.academy)
       deliverer.kick()
       await until(() => hung.receiver.requests.length === 1)
 
       // The hung delivery holds one worker; a kick puts the other on the next event, which arrives before the hung
       // request is given up.
-      const healthySms = await completedMessage(app, iso.owner, healthy.academy)
+      const healthySms = await completedMessage(bed.app, bed.iso.owner, healthy.academy)
       deliverer.kick()
       await until(() => healthy.receiver.requests.length === 1)
       const [waiting] = hung.receiver.requests
       expect(healthy.receiver.requests[0]!.arrivedAt).toBeLessThan(waiting!.closedAt ?? Infinity)
       expect(verified(healthy.secret, healthy.receiver.requests[0]!).data.messageId).toBe(healthySms)
-      await until(async () => (await eventRows(iso.owner, healthy.academy.tenantId))[0]?.deliveredAt != null)
+      await until(async () => (await eventRows(bed.iso.owner, healthy.academy.tenantId))[0]?.deliveredAt != null)
 
-      await until(async () => (await eventRows(iso.owner, hung.academy.tenantId))[0]?.attempts === 1)
-      const [hungRow] = await eventRows(iso.owner, hung.academy.tenantId)
+      await until(async () => (await eventRows(bed.iso.owner, hung.academy.tenantId))[0]?.attempts === 1)
+      const [hungRow] = await eventRows(bed.iso.owner, hung.academy.tenantId)
       expect(hungRow).toMatchObject({ deliveredAt: null, givenUpAt: null, lastError: `no answer within ${TIMEOUT_MS} ms` })
       expect(verified(hung.secret, waiting!).data.messageId).toBe(hungSms)
       // The service closed the connection at its time limit (a fraction of a second), not at a default of seconds.
@@ -81,14 +65,14 @@ describe('webhook delivery with a receiver that hangs', () => {
       const barrier = new Promise<void>((resolve) => (bothArrived = resolve))
       const first = await subscribedTo([{ status: 204, after: barrier }])
       const second = await subscribedTo([{ status: 204, after: barrier }])
-      await completedMessage(app, iso.owner, first.academy)
-      await completedMessage(app, iso.owner, second.academy)
+      await completedMessage(bed.app, bed.iso.owner, first.academy)
+      await completedMessage(bed.app, bed.iso.owner, second.academy)
       deliverer.kick()
       await until(() => first.receiver.requests.length + second.receiver.requests.length === 2)
       bothArrived()
       for (const { academy } of [first, second]) {
-        await until(async () => (await eventRows(iso.owner, academy.tenantId))[0]?.deliveredAt != null)
-        expect((await eventRows(iso.owner, academy.tenantId))[0]).toMatchObject({ attempts: 1, lastError: null })
+        await until(async () => (await eventRows(bed.iso.owner, academy.tenantId))[0]?.deliveredAt != null)
+        expect((await eventRows(bed.iso.owner, academy.tenantId))[0]).toMatchObject({ attempts: 1, lastError: null })
       }
     } finally {
       await deliverer.stop()
@@ -98,16 +82,16 @@ describe('webhook delivery with a receiver that hangs', () => {
   it('ends a hung attempt at the time limit with runOnce too, delivering the other event claimed with it', async () => {
     const hung = await subscribedTo(['hang'])
     const healthy = await subscribedTo([204])
-    await completedMessage(app, iso.owner, hung.academy)
-    await completedMessage(app, iso.owner, healthy.academy)
+    await completedMessage(bed.app, bed.iso.owner, hung.academy)
+    await completedMessage(bed.app, bed.iso.owner, healthy.academy)
 
-    expect(await app.webhooks.deliverer.runOnce()).toBe(2)
+    expect(await bed.app.webhooks.deliverer.runOnce()).toBe(2)
 
     const [waiting] = hung.receiver.requests
     await until(() => waiting!.closedAt !== null)
     expect(healthy.receiver.requests[0]!.arrivedAt).toBeLessThan(waiting!.closedAt!)
-    expect((await eventRows(iso.owner, healthy.academy.tenantId))[0]).toMatchObject({ attempts: 1, lastError: null })
-    expect((await eventRows(iso.owner, hung.academy.tenantId))[0]).toMatchObject({
+    expect((await eventRows(bed.iso.owner, healthy.academy.tenantId))[0]).toMatchObject({ attempts: 1, lastError: null })
+    expect((await eventRows(bed.iso.owner, hung.academy.tenantId))[0]).toMatchObject({
       attempts: 1,
       deliveredAt: null,
       lastError: `no answer within ${TIMEOUT_MS} ms`,
