@@ -223,7 +223,8 @@ const int8AsNumber: pg.CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
 }
 
-async function adminQuery(text: string): Promise<void> {
+/** One statement as the server's superuser (create and drop the stack's databases). */
+export async function adminQuery(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl() })
   await client.connect()
   try {
@@ -233,10 +234,20 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
-function withDatabase(server: URL, database: string): string {
+export function withDatabase(server: URL, database: string): string {
   const url = new URL(server.toString())
   url.pathname = `/${database}`
   return url.toString()
+}
+
+/** The parent's environment less anything the service reads: a developer's DATABASE_URL or NODE_ENV must not leak in. */
+export function parentEnvForService(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(SVC_|DATABASE_|NODE_ENV$|PORT$|HOST$|LOG_LEVEL$)/.test(key)) continue
+    env[key] = value
+  }
+  return env
 }
 
 /**
@@ -244,13 +255,8 @@ function withDatabase(server: URL, database: string): string {
  * run's NODE_ENV must not leak in), plus a production configuration for this stack.
  */
 function serviceEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^(SVC_|DATABASE_|NODE_ENV$|PORT$|HOST$|LOG_LEVEL$)/.test(key)) continue
-    env[key] = value
-  }
   return {
-    ...env,
+    ...parentEnvForService(),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     // Warnings and errors only: a 5xx is logged at error level, and request lines would flood the pipes.

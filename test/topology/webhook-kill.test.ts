@@ -10,7 +10,7 @@ import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { call, expectStatus, registerOwner, type Owner } from './client.js'
 import { Child, freePort, waitFor } from './processes.js'
-import { HMAC_SECRET, JWT_SECRET, serverUrl } from './stack.js'
+import { adminQuery, HMAC_SECRET, JWT_SECRET, parentEnvForService, serverUrl, withDatabase } from './stack.js'
 
 /**
  * At least once across a crash (docs/api.md#events): the instance delivering an event is killed with SIGKILL while
@@ -42,31 +42,10 @@ const missing = await postgresMissing()
 if (missing) console.warn(`[topology] webhook kill test skipped: ${missing}`)
 const describeWithPostgres = missing ? (name: string, fn: () => void) => describe.skip(`${name} [skipped: ${missing}]`, fn) : describe
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl() })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
-
-function withDatabase(database: string): string {
-  const url = new URL(serverUrl())
-  url.pathname = `/${database}`
-  return url.toString()
-}
-
 /** The parent's environment less anything the service reads, plus a production configuration (as stack.ts does). */
 function serviceEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^(SVC_|DATABASE_|NODE_ENV$|PORT$|HOST$|LOG_LEVEL$)/.test(key)) continue
-    env[key] = value
-  }
   return {
-    ...env,
+    ...parentEnvForService(),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
@@ -125,7 +104,7 @@ async function startReceiver(): Promise<Receiver> {
 
 describeWithPostgres('topology: a webhook delivery across the kill -9 of the delivering instance', () => {
   const database = `svc_topo_webhook_${Date.now()}_${randomBytes(3).toString('hex')}`
-  const directUrl = withDatabase(database)
+  const directUrl = withDatabase(new URL(serverUrl()), database)
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-topology-webhook-'))
   const children: Child[] = []
   let admin: pg.Pool
