@@ -77,6 +77,8 @@ export const EnvSchema = Type.Object({
   SVC_SMS_BATCH_SIZE: Int(100, 1, 1000),
   // A claim's lease, renewed while an attempt runs: what a dead instance held is taken over after at most this long.
   SVC_SMS_LEASE_SECONDS: Int(30, 5, 3600),
+  // The adapter's time limit for one provider call; a call is started only while the lease outlasts it.
+  SVC_SMS_PROVIDER_TIMEOUT_MS: Int(10_000, 100, 120_000),
   SVC_SMS_SCHEDULER_CRON: Type.String({ default: '*/5 * * * * *' }),
   SVC_SMS_RETRY_BASE_SECONDS: Int(30, 1, 3600),
   SVC_SMS_PRICE_SMS: Int(20, 0, 100_000),
@@ -88,6 +90,8 @@ export const EnvSchema = Type.Object({
   SVC_WEBHOOK_TIMEOUT_MS: Int(5000, 100, 60_000),
   SVC_WEBHOOK_CONCURRENCY: Int(16, 1, 256),
   SVC_WEBHOOK_ALLOW_PRIVATE: Bool(false),
+  // An Idempotency-Key claimed by a request that neither committed nor gave it back is free after this long.
+  SVC_IDEMPOTENCY_CLAIM_SECONDS: Int(30, 5, 3600),
   // Recipients accepted per tenant per local day of SVC_TIME_ZONE (docs/api.md#daily-quota); 0 = unlimited.
   SVC_SMS_TENANT_DAILY_RECIPIENTS: Int(100_000, 0, 1_000_000_000),
   // How far ahead a send may be scheduled, in days (SCHEDULED_AT_TOO_FAR beyond it).
