@@ -239,6 +239,11 @@ export interface SmsMessagesTable {
   claimedUntil: NullableTimestamp
   /** When the current claim handed the message to the provider; null until then. */
   handedOverAt: NullableTimestamp
+  /**
+   * The provider group of the attempt whose outcome is not recorded yet: set before any message is added to it,
+   * cleared with the outcome. Found set by the next holder, it is read back before anything is sent again.
+   */
+  openGroupId: string | null
   /** After this moment the message is no longer handed to the provider; it ends FAILED instead. */
   discardAfter: NullableTimestamp
   dispatchedAt: NullableTimestamp

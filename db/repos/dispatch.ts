@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
-import type { DB, DeliveryStatus, SmsMessagesTable, SmsPurpose, SmsStatus, TenantsTable } from '../schema.js'
+import type { DB, DeliveryStatus, SmsKind, SmsMessagesTable, SmsPurpose, SmsStatus, TenantsTable } from '../schema.js'
 import type { TenantTx } from '../tenant-transaction.js'
 import { dispatchAllowed } from './dispatch-hold.js'
 
@@ -43,6 +43,7 @@ export type ClaimedMessage = Pick<
   | 'adSenderName'
   | 'adOptOutNumber'
   | 'createdAt'
+  | 'openGroupId'
 > & { tenantSlug: TenantsTable['slug'] }
 
 const CLAIMED_COLUMNS = [
@@ -57,6 +58,7 @@ const CLAIMED_COLUMNS = [
   'm.adSenderName',
   'm.adOptOutNumber',
   'm.createdAt',
+  'm.openGroupId',
   't.slug as tenantSlug',
 ] as const
 
@@ -66,17 +68,29 @@ export interface UnsentClaim {
   discardAfter: Date | null
   /** Past discard_after by the database's clock, the one the hand-over judged by. */
   expired: boolean
+  /** The group an earlier attempt left unresolved: read back before the message may end. */
+  openGroupId: string | null
+  kind: SmsKind
+  tenantSlug: TenantsTable['slug']
 }
 
 /** The message if this claim still holds it (PENDING, same token, lease not expired), else undefined. */
 export async function findClaimedMessage(trx: TenantTx, claim: Claim): Promise<UnsentClaim | undefined> {
   return trx
-    .selectFrom('smsMessages')
-    .select(['dispatchAttempts', 'discardAfter', sql<boolean>`coalesce(discard_after <= now(), false)`.as('expired')])
-    .where('id', '=', claim.smsId)
-    .where('status', '=', 'PENDING')
-    .where('claimToken', '=', claim.claimToken)
-    .where('claimedUntil', '>', sql<Date>`now()`)
+    .selectFrom('smsMessages as m')
+    .innerJoin('tenants as t', 't.id', 'm.tenantId')
+    .select([
+      'm.dispatchAttempts',
+      'm.discardAfter',
+      'm.openGroupId',
+      'm.kind',
+      't.slug as tenantSlug',
+      sql<boolean>`coalesce(m.discard_after <= now(), false)`.as('expired'),
+    ])
+    .where('m.id', '=', claim.smsId)
+    .where('m.status', '=', 'PENDING')
+    .where('m.claimToken', '=', claim.claimToken)
+    .where('m.claimedUntil', '>', sql<Date>`now()`)
     .executeTakeFirst()
 }
 
@@ -154,8 +168,15 @@ export async function renewLease(trx: TenantTx, claim: Claim, leaseSeconds: numb
   return result.numUpdatedRows > 0n
 }
 
+export interface UnsentRecipient {
+  recipientIndex: number
+  phone: string
+  name: string | null
+  className: string | null
+}
+
 /** Recipients not yet handed to the provider: a recipient the provider accepted is never sent again. */
-export function findUnsentRecipients(trx: TenantTx, smsId: number) {
+export function findUnsentRecipients(trx: TenantTx, smsId: number): Promise<UnsentRecipient[]> {
   return trx
     .selectFrom('smsRecipients')
     .select(['recipientIndex', 'phone', 'name', 'className'])
@@ -189,7 +210,7 @@ export async function lockOwnClaim(trx: TenantTx, claim: Claim): Promise<OwnClai
 
 export interface RecipientOutcome {
   recipientIndex: number
-  status: Extract<DeliveryStatus, 'DISPATCHED' | 'FAILED'>
+  status: Extract<DeliveryStatus, 'DISPATCHED' | 'DELIVERED' | 'FAILED'>
   providerMessageId: string | null
   /** The group of the provider call that answered for this recipient. */
   providerGroupId: string | null
@@ -251,6 +272,8 @@ export async function tallyRecipients(trx: TenantTx, smsId: number): Promise<Rec
 
 export interface DispatchUpdate {
   status: SmsStatus
+  /** The group left unresolved for the next holder, or null once the attempt's outcome is known. */
+  openGroupId: string | null
   providerGroupId?: string | null
   lastProviderError?: string | null
   nextAttemptAt?: Date
@@ -275,6 +298,7 @@ export async function finishAttempt(trx: TenantTx, claim: Claim, update: Dispatc
       claimToken: null,
       claimedUntil: null,
       handedOverAt: null,
+      openGroupId: update.openGroupId,
       dispatchedAt: now,
       updatedAt: now,
       version: eb('version', '+', 1),
@@ -289,6 +313,21 @@ export async function finishAttempt(trx: TenantTx, claim: Claim, update: Dispatc
     .where('id', '=', claim.smsId)
     .where('claimToken', '=', claim.claimToken)
     .execute()
+}
+
+/**
+ * Records the group this claim's attempt is about to add messages to, with outcomes already known of a group read
+ * back, before any message can go out through it. False (nothing written) when the claim was lost.
+ */
+export async function recordOpenGroup(trx: TenantTx, claim: Claim, groupId: string): Promise<boolean> {
+  const result = await trx
+    .updateTable('smsMessages')
+    .set({ openGroupId: groupId })
+    .where('id', '=', claim.smsId)
+    .where('claimToken', '=', claim.claimToken)
+    .where('status', '=', 'PENDING')
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
 }
 
 /**

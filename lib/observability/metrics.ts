@@ -5,7 +5,8 @@
  */
 // `second_step`: a right password of a user with a second factor; the login completes (`ok`) or not at its second step.
 export type LoginOutcome = 'ok' | 'second_step' | 'invalid' | 'locked' | 'refused'
-export type ProviderOutcome = 'accepted' | 'rejected' | 'retryable'
+/** An attempt's hand-over: sent (or resolved), refused, to be retried, or its group left open to be read back. */
+export type ProviderOutcome = 'accepted' | 'rejected' | 'retryable' | 'unresolved'
 /** A webhook attempt: a 2xx, a failure to be retried, the last failure, or not attempted (refused address). */
 export type WebhookOutcome = 'delivered' | 'failed' | 'given_up' | 'refused'
 

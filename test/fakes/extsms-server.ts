@@ -7,9 +7,11 @@ export { deliveryReport, deliveryReportBody, providerSecretHeader } from './exts
 export type { DeliveryReportOptions, ReportableMessage } from './extsms-reports.js'
 
 /**
- * A loopback fake of the live SMS provider (docs/provider.md), speaking its real HTTP protocol so the adapter and
- * the dispatcher are tested over a socket. It checks the signature the way the provider does, validates the
- * body, registers messages with generated ids and supports fault injection.
+ * A loopback fake of the live SMS provider (docs/provider.md), speaking its group API over HTTP so the adapter and
+ * the dispatcher are tested over a socket: groups are created, filled, sent once and read back. It checks the
+ * signature the way the provider does, validates bodies, registers messages with generated ids, and injects faults
+ * per phase, including the ones exactly-once is about: an answer that comes after the client gave up (the call took
+ * effect), and a call that never takes effect (the caller died before it was processed).
  */
 
 export interface FakeIncomingMessage {
@@ -28,48 +30,61 @@ export interface FakeSentMessage extends FakeIncomingMessage {
 }
 
 export interface FakeRequest {
-  body: { messages: FakeIncomingMessage[]; allowDuplicates: unknown; showMessageList: unknown }
+  /** An add call's messages. */
+  body: { messages: FakeIncomingMessage[] }
   /** The JSON exactly as received. */
   raw: unknown
   headers: IncomingHttpHeaders
 }
 
-/** `status` 0: the client gave up before a held (`timeoutMs`) answer was sent. */
+export type FakePhase = 'create' | 'add' | 'send' | 'read'
+
+/** `status` 0: the client gave up (or died) before a held answer was sent. */
 export interface FakeCall {
   method: string
   path: string
+  phase: FakePhase | null
   status: number
   headers: IncomingHttpHeaders
 }
 
 /**
- * `status`: answer every call with that status and the provider's error body. `timeoutMs`: hold the answer that
- * long; a client that gave up by then has sent nothing, one still waiting gets the normal answer. `refuse`:
- * return a status code (e.g. '1062') to put that message in failedMessageList, or null to accept it;
- * `omitCustomFields` then answers as the official SDK declares the answer may be: entries without the optional
- * `customFields` echo, with its other fields (`to`, `from`, `type`, `country`, ...) and the full `groupInfo`.
+ * Faults apply to calls of `phase` (default `create`, the first call of an attempt; `refuse` applies to adds).
+ * `status`: answer with that status and the provider's error body; the call takes no effect. `timeoutMs`: the call
+ * takes effect on arrival and its answer is held that long (a slow provider: a client that gave up never learns
+ * what happened). `hang`: the call takes no effect and is never answered (the caller dies, or gives up, first).
+ * `refuse`: a status code (e.g. '1062') refuses that message at the add, null takes it; `omitCustomFields` then
+ * answers as the official SDK declares the answer may be: entries without the optional `customFields` echo.
  */
 export type FakeFault =
-  | { status: number; errorCode?: string; errorMessage?: string }
-  | { timeoutMs: number }
+  | { status: number; errorCode?: string; errorMessage?: string; phase?: FakePhase }
+  | { timeoutMs: number; phase?: FakePhase }
+  | { hang: true; phase?: FakePhase }
   | { refuse: (message: FakeIncomingMessage) => string | null; omitCustomFields?: boolean }
+
+export interface FakeGroup {
+  groupId: string
+  status: 'PENDING' | 'SENDING'
+  /** Every message added, taken (statusCode 2000) or refused. */
+  messages: FakeSentMessage[]
+}
 
 export interface FakeExtSms {
   url: string
-  /** Every call answered 200, in order. */
+  /** Every add call answered 200, in order. */
   requests: FakeRequest[]
-  /** Every message the fake accepted (messageList), across calls. */
+  /** Every taken message of every group that was sent, in order: what went out to the guardians. */
   sentMessages: FakeSentMessage[]
   /** Every HTTP call received, whatever its answer. */
   calls: FakeCall[]
-  /**
-   * Every valid send call as it arrived, before any held answer: what the provider was handed, including calls
-   * whose client died while the answer was held (a killed instance).
-   */
+  /** Every valid add call as it arrived, before any held answer, including calls whose client died. */
   received: FakeRequest[]
-  /** Answers currently held (`timeoutMs`) for a client that is still connected or not yet noticed gone. */
+  groups: Map<string, FakeGroup>
+  /** Answers currently held (`timeoutMs`, `hang`) for a client that is still connected or not yet noticed gone. */
   holding(): number
-  /** Applies `fault` to the next `times` send calls (every call until reset() when omitted); replaces any other. */
+  /** Resolves when the next call of `phase` arrives (before it takes effect); for killing a caller mid-attempt. */
+  arrival(phase: FakePhase): Promise<FakeCall>
+  /** Applies `fault` to the next `times` calls of its phase (every one until reset() when omitted); replaces any other. */
   fail(fault: FakeFault, times?: number): void
   /** Ends fault injection; the recorded history stays. */
   reset(): void
@@ -80,12 +95,16 @@ export interface FakeExtSmsOptions {
   apiKey: string
   apiSecret: string
   now?: () => Date
+  /** Every answer is held this long after its call took effect, as a provider across the internet would take. */
+  latencyMs?: number
 }
 
-const SEND_PATH = '/messages/v4/send-many/detail'
+const GROUPS_PATH = '/messages/v4/groups'
 const MAX_MESSAGES = 10_000
 const MAX_BODY_BYTES = 64 * 1024 * 1024
 const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'
+const DEFAULT_PAGE = 20
+const MAX_PAGE = 500
 
 const REFUSAL_MESSAGES: Record<string, string> = {
   '1026': 'duplicate message',
@@ -163,31 +182,20 @@ const ACCOUNT_ID = '26081318543200'
 
 /** What an SDK-shaped answer entry says of its message in place of the echo. */
 function sdkFields(message: FakeIncomingMessage) {
-  return { to: message.to, from: message.from, type: message.type, country: '82' }
+  return { to: message.to, from: message.from, type: message.type, country: '82', accountId: ACCOUNT_ID }
 }
 
-function sdkGroupInfo(groupId: string, at: Date, registeredSuccess: number, registeredFailed: number) {
-  const total = registeredSuccess + registeredFailed
-  const cash = { requested: 0, replacement: 0, refund: 0, sum: 0 }
+function builtInRefusal(message: FakeIncomingMessage): string | null {
+  if (message.type === 'SMS' && hasNonEucKr(message.text)) return '1029'
+  return bytesOf(message.text) > (message.type === 'SMS' ? 90 : 2000) ? '1031' : null
+}
+
+function groupObject(group: FakeGroup, at: Date) {
+  const taken = group.messages.filter((message) => message.statusCode === '2000').length
   return {
-    groupId,
-    status: 'SENDING',
-    count: {
-      total,
-      sentTotal: 0,
-      sentFailed: 0,
-      sentSuccess: 0,
-      sentPending: 0,
-      sentReplacement: 0,
-      refund: 0,
-      registeredFailed,
-      registeredSuccess,
-    },
-    countForCharge: { sms: {}, lms: {}, mms: {}, ata: {}, cta: {}, cti: {}, nsa: {} },
-    balance: cash,
-    point: cash,
-    app: { profit: { sms: 0, lms: 0 }, appId: null, version: null },
-    log: [{ createAt: at.toISOString(), message: 'message group created' }],
+    groupId: group.groupId,
+    status: group.status,
+    count: { total: group.messages.length, registeredSuccess: taken, registeredFailed: group.messages.length - taken },
     accountId: ACCOUNT_ID,
     apiVersion: '4',
     dateCreated: at.toISOString(),
@@ -195,9 +203,11 @@ function sdkGroupInfo(groupId: string, at: Date, registeredSuccess: number, regi
   }
 }
 
-function builtInRefusal(message: FakeIncomingMessage): string | null {
-  if (message.type === 'SMS' && hasNonEucKr(message.text)) return '1029'
-  return bytesOf(message.text) > (message.type === 'SMS' ? 90 : 2000) ? '1031' : null
+/** A message as the group's list shows it: everything the provider knows, the echo included when it was sent. */
+function listedMessage(message: FakeSentMessage, sdk: boolean) {
+  const { messageId, groupId, to, from, type, statusCode, customFields } = message
+  const base = { messageId, groupId, to, from, type, statusCode, statusMessage: REFUSAL_MESSAGES[statusCode] ?? 'accepted' }
+  return sdk ? { ...base, country: '82', accountId: ACCOUNT_ID } : { ...base, customFields }
 }
 
 function readBody(request: IncomingMessage): Promise<string> {
@@ -219,139 +229,193 @@ function send(response: ServerResponse, status: number, body: unknown): void {
   response.end(JSON.stringify(body))
 }
 
+/** Which call of the group API a method and path are, with the group they name. */
+function routeOf(method: string, url: URL): { phase: FakePhase; groupId: string | null; messages: boolean } | null {
+  const path = url.pathname
+  if (path === GROUPS_PATH && method === 'POST') return { phase: 'create', groupId: null, messages: false }
+  const match = /^\/messages\/v4\/groups\/([^/]+)(\/messages|\/send)?$/.exec(path)
+  if (!match) return null
+  const groupId = decodeURIComponent(match[1]!)
+  if (match[2] === '/messages' && method === 'PUT') return { phase: 'add', groupId, messages: false }
+  if (match[2] === '/messages' && method === 'GET') return { phase: 'read', groupId, messages: true }
+  if (match[2] === '/send' && method === 'POST') return { phase: 'send', groupId, messages: false }
+  if (match[2] === undefined && method === 'GET') return { phase: 'read', groupId, messages: false }
+  return null
+}
+
+function parseAddBody(text: string): { raw: unknown; messages: FakeIncomingMessage[] } | { status: number; errorCode: string; errorMessage: string } {
+  try {
+    const raw = JSON.parse(text) as unknown
+    if (!isRecord(raw) || !Array.isArray(raw.messages)) throw new ValidationError('messages must be an array')
+    if (raw.messages.length === 0) throw new ValidationError('messages must not be empty')
+    if (raw.messages.length > MAX_MESSAGES) {
+      return { status: 413, errorCode: 'RecipientsTooMany', errorMessage: `at most ${MAX_MESSAGES} messages` }
+    }
+    return { raw, messages: raw.messages.map(parseMessage) }
+  } catch (error) {
+    const errorMessage = error instanceof ValidationError ? error.message : 'body is not valid JSON'
+    return { status: 400, errorCode: 'ValidationError', errorMessage }
+  }
+}
+
 export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeExtSms> {
   const now = options.now ?? (() => new Date())
+  const latencyMs = options.latencyMs ?? 0
   const auth = createAuthChecker(options.apiKey, options.apiSecret, now)
   const requests: FakeRequest[] = []
   const sentMessages: FakeSentMessage[] = []
   const calls: FakeCall[] = []
   const received: FakeRequest[] = []
+  const groups = new Map<string, FakeGroup>()
+  const arrivals = new Map<FakePhase, Array<(call: FakeCall) => void>>()
   // Held answers, woken early by close() so no handler outlives the server.
   const sleepers = new Set<() => void>()
   let fault: FakeFault | null = null
   let faultCallsLeft = 0
 
-  function takeFault(): FakeFault | null {
-    if (fault === null) return null
+  function faultPhase(current: FakeFault): FakePhase {
+    return 'refuse' in current ? 'add' : (current.phase ?? 'create')
+  }
+
+  function takeFault(phase: FakePhase): FakeFault | null {
+    if (fault === null || faultPhase(fault) !== phase) return null
     const current = fault
     faultCallsLeft -= 1
     if (faultCallsLeft <= 0) fault = null
     return current
   }
 
-  function register(body: FakeRequest['body'], raw: unknown, headers: IncomingHttpHeaders, refuse: FakeFault | null) {
-    const at = now()
-    const groupId = providerId('G4V', at)
-    const messageList: Record<string, unknown>[] = []
-    const failedMessageList: Record<string, unknown>[] = []
-    const sdk = refuse !== null && 'refuse' in refuse && refuse.omitCustomFields === true
-    for (const message of body.messages) {
-      const refusal = (refuse && 'refuse' in refuse ? refuse.refuse(message) : null) ?? builtInRefusal(message)
-      if (refusal !== null) {
-        const statusMessage = REFUSAL_MESSAGES[refusal] ?? 'refused'
-        const { to, customFields } = message
-        const fields = sdk
-          ? { ...sdkFields(message), messageId: providerId('M4V', at), accountId: ACCOUNT_ID }
-          : { customFields }
-        failedMessageList.push({ to, statusCode: refusal, statusMessage, ...fields })
-        continue
+  /** Holds the answer `ms` (forever: null); false when the client went away first. */
+  function hold(response: ServerResponse, ms: number | null): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      let timer: NodeJS.Timeout | undefined
+      const wake = () => {
+        clearTimeout(timer)
+        sleepers.delete(wake)
+        resolve(!response.destroyed && !response.writableEnded && response.socket !== null && !response.socket.destroyed)
       }
-      const sent: FakeSentMessage = { ...message, messageId: providerId('M4V', at), groupId, statusCode: '2000' }
-      sentMessages.push(sent)
-      messageList.push({
-        messageId: sent.messageId,
-        statusCode: '2000',
-        statusMessage: 'accepted',
-        ...(sdk ? sdkFields(message) : { customFields: message.customFields }),
+      if (ms !== null) timer = setTimeout(wake, ms)
+      sleepers.add(wake)
+      // A client that goes away (gave up, or its process was killed) ends the hold at once.
+      response.on('close', () => {
+        if (!response.writableEnded) wake()
       })
-    }
-    requests.push({ body, raw, headers })
-    if (sdk) {
-      const groupInfo = sdkGroupInfo(groupId, at, messageList.length, failedMessageList.length)
-      return { groupInfo, messageList, failedMessageList }
-    }
+    })
+  }
+
+  function create(): unknown {
+    const at = now()
+    const group: FakeGroup = { groupId: providerId('G4V', at), status: 'PENDING', messages: [] }
+    groups.set(group.groupId, group)
+    return groupObject(group, at)
+  }
+
+  function add(group: FakeGroup, messages: FakeIncomingMessage[], refuse: FakeFault | null) {
+    const at = now()
+    const sdk = refuse !== null && 'refuse' in refuse && refuse.omitCustomFields === true
+    let errorCount = 0
+    const resultList = messages.map((message) => {
+      const refusal = (refuse && 'refuse' in refuse ? refuse.refuse(message) : null) ?? builtInRefusal(message)
+      const stored: FakeSentMessage = { ...message, messageId: providerId('M4V', at), groupId: group.groupId, statusCode: refusal ?? '2000' }
+      group.messages.push(stored)
+      if (refusal !== null) errorCount += 1
+      const statusMessage = refusal === null ? 'accepted' : (REFUSAL_MESSAGES[refusal] ?? 'refused')
+      const echo = sdk ? sdkFields(message) : { to: message.to, customFields: message.customFields }
+      return { messageId: stored.messageId, statusCode: stored.statusCode, statusMessage, ...echo }
+    })
+    return { errorCount, resultList }
+  }
+
+  function sendGroup(group: FakeGroup): void {
+    group.status = 'SENDING'
+    sentMessages.push(...group.messages.filter((message) => message.statusCode === '2000'))
+  }
+
+  function messagePage(group: FakeGroup, url: URL) {
+    const limit = Math.min(Number(url.searchParams.get('limit') ?? DEFAULT_PAGE) || DEFAULT_PAGE, MAX_PAGE)
+    const startKey = url.searchParams.get('startKey')
+    const from = startKey === null ? 0 : Math.max(0, group.messages.findIndex((message) => message.messageId === startKey))
+    const page = group.messages.slice(from, from + limit)
+    const next = group.messages[from + limit]
+    const sdk = fault !== null && 'refuse' in fault && fault.omitCustomFields === true
     return {
-      groupInfo: {
-        groupId,
-        status: 'SENDING',
-        count: {
-          total: body.messages.length,
-          registeredSuccess: messageList.length,
-          registeredFailed: failedMessageList.length,
-        },
-      },
-      messageList,
-      failedMessageList,
+      startKey,
+      nextKey: next?.messageId ?? null,
+      limit,
+      messageList: Object.fromEntries(page.map((message) => [message.messageId, listedMessage(message, sdk)])),
     }
   }
 
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<number> {
+  async function handle(request: IncomingMessage, response: ServerResponse, call: FakeCall): Promise<number> {
     const text = await readBody(request)
-    if (request.method !== 'POST' || request.url !== SEND_PATH) {
-      send(response, 404, { errorCode: 'NotFound', errorMessage: `no route ${request.method} ${request.url}` })
+    const url = new URL(request.url ?? '/', 'http://fake')
+    const route = routeOf(request.method ?? '', url)
+    if (route === null) {
+      send(response, 404, { errorCode: 'NotFound', errorMessage: `no route ${request.method} ${url.pathname}` })
       return 404
     }
+    call.phase = route.phase
     const authFailure: AuthFailure | null = auth.check(request.headers.authorization)
     if (authFailure !== null) {
       send(response, 403, { errorCode: authFailure, errorMessage: 'authentication failed' })
       return 403
     }
-    const current = takeFault()
+    for (const listener of arrivals.get(route.phase)?.splice(0) ?? []) listener(call)
+    const current = takeFault(route.phase)
     if (current && 'status' in current) {
       const errorCode = current.errorCode ?? ERROR_CODES[current.status] ?? 'ServerError'
       send(response, current.status, { errorCode, errorMessage: current.errorMessage ?? 'injected failure' })
       return current.status
     }
-
-    let body: FakeRequest['body']
-    let raw: unknown
-    try {
-      raw = JSON.parse(text) as unknown
-      const parsed = raw
-      if (!isRecord(parsed) || !Array.isArray(parsed.messages)) throw new ValidationError('messages must be an array')
-      if (parsed.messages.length === 0) throw new ValidationError('messages must not be empty')
-      if (parsed.messages.length > MAX_MESSAGES) {
-        send(response, 413, { errorCode: 'RecipientsTooMany', errorMessage: `at most ${MAX_MESSAGES} messages` })
-        return 413
-      }
-      body = {
-        messages: parsed.messages.map(parseMessage),
-        allowDuplicates: parsed.allowDuplicates,
-        showMessageList: parsed.showMessageList,
-      }
-    } catch (error) {
-      const errorMessage = error instanceof ValidationError ? error.message : 'body is not valid JSON'
-      send(response, 400, { errorCode: 'ValidationError', errorMessage })
-      return 400
+    if (current && 'hang' in current) {
+      await hold(response, null)
+      if (!response.writableEnded) response.destroy()
+      return 0
     }
 
-    received.push({ body, raw, headers: request.headers })
-    if (current && 'timeoutMs' in current) {
-      let clientGone = false
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer)
-          sleepers.delete(wake)
-          resolve()
-        }
-        const timer = setTimeout(wake, current.timeoutMs)
-        sleepers.add(wake)
-        // A client that goes away (gave up, or its process was killed) ends the hold at once.
-        response.on('close', () => {
-          clientGone = !response.writableEnded
-          if (clientGone) wake()
-        })
-      })
-      if (clientGone || response.destroyed) return 0
+    const group = route.groupId === null ? null : groups.get(route.groupId)
+    if (route.groupId !== null && !group) {
+      send(response, 404, { errorCode: 'NotFound', errorMessage: `no group ${route.groupId}` })
+      return 404
     }
-    send(response, 200, register(body, raw, request.headers, current))
+    let answer: unknown
+    if (route.phase === 'create') answer = create()
+    else if (route.phase === 'add') {
+      if (group!.status !== 'PENDING') {
+        send(response, 400, { errorCode: 'GroupAlreadySent', errorMessage: 'messages cannot be added to a sent group' })
+        return 400
+      }
+      const parsed = parseAddBody(text)
+      if ('status' in parsed) {
+        send(response, parsed.status, { errorCode: parsed.errorCode, errorMessage: parsed.errorMessage })
+        return parsed.status
+      }
+      const addCall = { body: { messages: parsed.messages }, raw: parsed.raw, headers: request.headers }
+      received.push(addCall)
+      answer = add(group!, parsed.messages, current)
+      requests.push(addCall)
+    } else if (route.phase === 'send') {
+      if (group!.status !== 'PENDING') {
+        send(response, 400, { errorCode: 'GroupAlreadySent', errorMessage: 'a group is sent once' })
+        return 400
+      }
+      sendGroup(group!)
+      answer = groupObject(group!, now())
+    } else answer = route.messages ? messagePage(group!, url) : groupObject(group!, now())
+
+    // The call has taken effect; a slow provider only answers late, and a client that gave up never hears.
+    if (current && 'timeoutMs' in current && !(await hold(response, current.timeoutMs))) return 0
+    if (latencyMs > 0 && !(await hold(response, latencyMs))) return 0
+    send(response, 200, answer)
     return 200
   }
 
   const server = createServer((request, response) => {
-    handle(request, response)
+    const call: FakeCall = { method: request.method ?? '', path: request.url ?? '', phase: null, status: 0, headers: request.headers }
+    handle(request, response, call)
       .then((status) => {
-        calls.push({ method: request.method ?? '', path: request.url ?? '', status, headers: request.headers })
+        call.status = status
+        calls.push(call)
       })
       .catch(() => {
         if (!response.headersSent) send(response, 500, { errorCode: 'InternalError', errorMessage: 'fake failed' })
@@ -366,7 +430,15 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
     sentMessages,
     calls,
     received,
+    groups,
     holding: () => sleepers.size,
+    arrival(phase) {
+      return new Promise((resolve) => {
+        const waiting = arrivals.get(phase) ?? []
+        waiting.push(resolve)
+        arrivals.set(phase, waiting)
+      })
+    },
     fail(next, times) {
       fault = next
       faultCallsLeft = times ?? Number.POSITIVE_INFINITY

@@ -66,7 +66,7 @@ export async function applyDeliveryReports(db: Kysely<DB>, parsed: ParsedDeliver
 async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryReport[]): Promise<number> {
   const message = await trx
     .selectFrom('smsMessages')
-    .select(['id', 'status', 'providerGroupId', 'handedOverAt', 'recipientCount', 'optedOutCount', 'successCount', 'failCount'])
+    .select(['id', 'status', 'providerGroupId', 'openGroupId', 'recipientCount', 'optedOutCount', 'successCount', 'failCount'])
     .where('id', '=', smsId)
     .forUpdate()
     .executeTakeFirst()
@@ -80,9 +80,10 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
     .execute()
   const current = new Map(recipients.map((recipient) => [recipient.recipientIndex, { ...recipient }]))
 
-  // Recipients of the attempt now in flight (handed over, answer not yet recorded) were handed to the provider too;
-  // its report may come first, and then carries the ids the dispatcher is about to store.
-  const inFlight = message.status === 'PENDING' && message.handedOverAt !== null
+  // Recipients of an attempt whose outcome is not recorded yet (in flight, or left unresolved) may be in its open
+  // group, recorded before any message was added to it; a report of that group may come first, and then carries the
+  // ids the dispatcher is about to store.
+  const openGroupId = message.status === 'PENDING' ? message.openGroupId : null
   let groupId = message.providerGroupId
   const changes = new Map<number, RecipientChange>()
   let delivered = 0
@@ -91,11 +92,11 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
   for (const report of reports) {
     const recipient = current.get(report.recipientIndex)
     if (!recipient) continue
-    // Matched on the ids stored for this recipient. Never handed over (no provider message id, not in
-    // flight): ignored. Another message id, or another group than the call that sent it: ignored.
+    // Matched on the ids stored for this recipient. Never handed over (no provider message id, not of the open
+    // group): ignored. Another message id, or another group than the one that sent it: ignored.
     if (recipient.providerMessageId) {
       if (report.messageId !== recipient.providerMessageId) continue
-    } else if (!(inFlight && recipient.deliveryStatus === 'PENDING' && report.messageId)) {
+    } else if (!(openGroupId !== null && report.groupId === openGroupId && recipient.deliveryStatus === 'PENDING' && report.messageId)) {
       continue
     }
     if (recipient.providerGroupId && report.groupId && report.groupId !== recipient.providerGroupId) continue

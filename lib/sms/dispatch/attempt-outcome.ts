@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import {
   failPendingRecipients,
-  findClaimedMessage,
   finishAttempt,
   lockOwnClaim,
   recordRecipientOutcomes,
@@ -11,15 +10,29 @@ import {
   type OwnClaim,
   type RecipientOutcome,
   type RecipientTally,
+  type UnsentClaim,
 } from '../../../db/repos/dispatch.js'
 import type { TenantTx } from '../../../db/tenant-transaction.js'
 import { systemClock, type Clock } from '../../clock.js'
 import { DEFAULT_TIME_ZONE } from '../../env.js'
 import type { MetricsRecorder } from '../../observability/metrics.js'
-import { aggregateStatus } from '../delivery-status.js'
-import type { SendResult } from '../providers/provider.js'
+import { aggregateStatus, deliveryStatusForCode } from '../delivery-status.js'
 import { advertisingAllowedFrom } from '../quiet-hours.js'
 import { retryDelaySeconds } from './backoff.js'
+import type { HandOverOutcome, PlacedEntry } from './group-hand-over.js'
+
+/** A group's entry as its recipient's row: taken (on its way, or already delivered) or refused, for good. */
+export function recipientOutcome(entry: PlacedEntry): RecipientOutcome {
+  const status = deliveryStatusForCode(entry.statusCode)
+  return {
+    recipientIndex: entry.recipientIndex,
+    status,
+    providerMessageId: entry.messageId,
+    providerGroupId: entry.groupId,
+    statusCode: entry.statusCode,
+    statusMessage: status === 'FAILED' ? entry.statusMessage : null,
+  }
+}
 
 export interface OutcomeOptions {
   maxAttempts: number
@@ -33,13 +46,15 @@ export interface OutcomeOptions {
 }
 
 export interface OutcomeWriter {
-  /** Writes an attempt's answer; false (and nothing written) when the claim was lost. */
-  record(trx: TenantTx, claim: Claim, attempt: number, result: SendResult, answeredAt: Date): Promise<boolean>
+  /** Writes an attempt's outcome; false (and nothing written) when the claim was lost. */
+  record(trx: TenantTx, claim: Claim, attempt: number, outcome: HandOverOutcome, answeredAt: Date): Promise<boolean>
   /**
-   * Ends a claimed message the hand-over refused because it can never be sent: past its discard_after, or its
-   * attempts used up without any being recorded. Nothing for a held message or a lost claim.
+   * Why a claimed message the hand-over refused can never be sent (past its discard_after, or its attempts used up
+   * without any being recorded), or null: held, or the claim lost.
    */
-  failUnsendable(trx: TenantTx, claim: Claim): Promise<void>
+  unsendableReason(message: UnsentClaim): string | null
+  /** Ends such a message FAILED with `reason` (nothing for a lost claim). */
+  failUnsendable(trx: TenantTx, claim: Claim, attempt: number, reason: string): Promise<void>
 }
 
 /** How an attempt ends a claim: recipient outcomes, the retry or the settled status, all under the claim token. */
@@ -57,22 +72,21 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
   /**
    * A message past its discard_after ends FAILED without being sent, held or not (the claim takes expired messages
    * even when held, for this). One that could not be handed over because every attempt reached the provider and
-   * none was recorded (its instance died each time) ends instead of sending again. A lost claim changes nothing.
+   * none was recorded (its instance died each time) ends instead of sending again.
    */
-  async function failUnsendable(trx: TenantTx, claim: Claim): Promise<void> {
-    const message = await findClaimedMessage(trx, claim)
-    if (!message || !(message.expired || message.dispatchAttempts >= options.maxAttempts)) return
+  function unsendableReason(message: UnsentClaim): string | null {
+    if (message.expired) return `expired at ${message.discardAfter!.toISOString()} before it was handed to the provider`
+    if (message.dispatchAttempts >= options.maxAttempts) {
+      return `no outcome recorded for attempt ${message.dispatchAttempts} (the dispatching instance stopped)`
+    }
+    return null
+  }
+
+  async function failUnsendable(trx: TenantTx, claim: Claim, attempt: number, reason: string): Promise<void> {
     const own = await lockOwnClaim(trx, claim)
     if (!own) return
-    if (message.expired) {
-      const reason = `expired at ${message.discardAfter!.toISOString()} before it was handed to the provider`
-      await failPendingRecipients(trx, claim.smsId, reason)
-      await finish(trx, claim, own, message.dispatchAttempts, { lastProviderError: reason })
-      return
-    }
-    await finish(trx, claim, own, message.dispatchAttempts, {
-      lastProviderError: `no outcome recorded for attempt ${message.dispatchAttempts} (the dispatching instance stopped)`,
-    })
+    await failPendingRecipients(trx, claim.smsId, reason)
+    await finish(trx, claim, own, attempt, { lastProviderError: reason, openGroupId: null })
   }
 
   function settledStatus(tally: RecipientTally): DispatchUpdate['status'] {
@@ -82,12 +96,14 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
 
   /**
    * Ends the claim: PENDING with a retry time while recipients remain and attempts are left, else settled. A retry
-   * that would come after the message's discard_after is not scheduled: the message ends FAILED now.
+   * that would come after the message's discard_after is not scheduled: the message ends FAILED now. A message whose
+   * group is unresolved never ends while it is: its recipients may be on their way, and only the group can say.
    */
   async function finish(trx: TenantTx, claim: Claim, own: OwnClaim, attempt: number, update: Partial<DispatchUpdate>): Promise<void> {
     let tally = await tallyRecipients(trx, claim.smsId)
     const retryAt = retryTime(own, attempt)
-    if (tally.pending > 0) {
+    const unresolved = (update.openGroupId ?? null) !== null
+    if (tally.pending > 0 && !unresolved) {
       const lastError = update.lastProviderError ?? 'not confirmed'
       const endedBy =
         attempt >= options.maxAttempts
@@ -104,6 +120,7 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
     if (retry) options.metrics?.retry()
     await finishAttempt(trx, claim, {
       ...update,
+      openGroupId: retry ? (update.openGroupId ?? null) : null,
       status: retry ? 'PENDING' : settledStatus(tally),
       ...(retry ? { nextAttemptAt: retryAt } : {}),
       successCount: tally.delivered,
@@ -113,45 +130,20 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
   }
 
   /** Writes the attempt's outcome; only the claim holder may (results of a lost claim are dropped). */
-  async function record(trx: TenantTx, claim: Claim, attempt: number, result: SendResult, answeredAt: Date): Promise<boolean> {
+  async function record(trx: TenantTx, claim: Claim, attempt: number, outcome: HandOverOutcome, answeredAt: Date): Promise<boolean> {
     const own = await lockOwnClaim(trx, claim)
-    if (!own) {
-      log.warn({ smsId: claim.smsId }, 'dispatch claim lost before results were recorded')
-      return false
-    }
-    const update: Partial<DispatchUpdate> = {}
-    if (result.kind === 'accepted') {
-      const outcomes: RecipientOutcome[] = [
-        ...result.accepted.map((entry) => ({
-          recipientIndex: entry.recipientIndex,
-          status: 'DISPATCHED' as const,
-          providerMessageId: entry.messageId,
-          providerGroupId: result.groupId,
-          statusCode: entry.statusCode,
-          statusMessage: null,
-        })),
-        ...result.refused.map((entry) => ({
-          recipientIndex: entry.recipientIndex,
-          status: 'FAILED' as const,
-          providerMessageId: null,
-          providerGroupId: result.groupId,
-          statusCode: entry.statusCode,
-          statusMessage: entry.statusMessage,
-        })),
-      ]
-      await recordRecipientOutcomes(trx, claim.smsId, outcomes)
-      update.providerGroupId = result.groupId
-      update.lastProviderError = null
-      if (result.accepted.length > 0) update.sentAt = answeredAt
-    } else if (result.kind === 'rejected') {
-      await failPendingRecipients(trx, claim.smsId, result.error)
-      update.lastProviderError = result.error
-    } else {
-      update.lastProviderError = result.error
-    }
+    if (!own) return false
+    await recordRecipientOutcomes(trx, claim.smsId, outcome.entries.map(recipientOutcome))
+    const { rest } = outcome
+    const update: Partial<DispatchUpdate> = { openGroupId: rest.kind === 'unresolved' ? rest.groupId : null }
+    const lastGroup = outcome.sentGroupId ?? outcome.entries.at(-1)?.groupId ?? null
+    if (lastGroup !== null) update.providerGroupId = lastGroup
+    if (outcome.entries.some((entry) => deliveryStatusForCode(entry.statusCode) !== 'FAILED')) update.sentAt = answeredAt
+    if (rest.kind === 'rejected') await failPendingRecipients(trx, claim.smsId, rest.error)
+    update.lastProviderError = rest.kind === 'none' || rest.kind === 'stopped' ? null : rest.error
     await finish(trx, claim, own, attempt, update)
     return true
   }
 
-  return { record, failUnsendable }
+  return { record, unsendableReason, failUnsendable }
 }

@@ -3,18 +3,22 @@ import type { Kysely } from 'kysely'
 import {
   claimDueMessages,
   findUnsentRecipients,
+  findClaimedMessage,
   handOverClaimedMessage,
   optOutListedRecipients,
+  recordOpenGroup,
+  recordRecipientOutcomes,
   releaseClaim,
   renewLease,
   type Claim,
   type ClaimedMessage,
+  type UnsentRecipient,
 } from '../../../db/repos/dispatch.js'
 import { releaseDailyRecipients } from '../../../db/repos/sms-quota.js'
 import type { DB } from '../../../db/schema.js'
 import { withTenant, type TenantTx } from '../../../db/tenant-transaction.js'
 import { applyDeliveryReports } from '../delivery/apply-reports.js'
-import type { SendRequest, SendResult, SmsProvider } from '../providers/provider.js'
+import type { GroupOwner, OutgoingSms, SendRequest, SmsProvider } from '../providers/provider.js'
 import { systemClock, type Clock } from '../../clock.js'
 import { DEFAULT_TIME_ZONE } from '../../env.js'
 import { noMetrics, type MetricsRecorder } from '../../observability/metrics.js'
@@ -22,24 +26,28 @@ import { DISPATCH_RECORD_GRACE_MS } from '../../shutdown-budget.js'
 import { frameAdvertisement } from '../advertising.js'
 import { inQuietHours } from '../quiet-hours.js'
 import { renderContent, type RenderFields } from '../sizing.js'
-import { createOutcomeWriter } from './attempt-outcome.js'
-import { startHeartbeat } from './lease-heartbeat.js'
+import { createOutcomeWriter, recipientOutcome } from './attempt-outcome.js'
+import { handOverInGroup, HandOverStopped, type HandOverOutcome, type PlacedEntry } from './group-hand-over.js'
+import { startHeartbeat, type Heartbeat } from './lease-heartbeat.js'
 import { writePatiently } from './patient-write.js'
 
 export interface DispatcherOptions {
   db: Kysely<DB>
   provider: SmsProvider
   log: FastifyBaseLogger
-  /** Messages claimed per pass at most; a full pass is followed by another. */
+  /** Messages claimed by one claim at most (never more than the free workers). */
   batchSize: number
   maxAttempts: number
   retryBaseSeconds: number
   /**
    * A claim's lease, renewed while its attempt runs: a dead instance's message is taken over after one lease
-   * (SVC_SMS_LEASE_SECONDS).
+   * (SVC_SMS_LEASE_SECONDS). It must outlast one provider call (the provider's callTimeoutMs) and a margin.
    */
   leaseSeconds?: number
-  /** Messages sent to the provider at the same time; the dispatcher claims only as many as it has free workers. */
+  /**
+   * Messages handed to the provider at the same time; the dispatcher claims only as many as it has free workers,
+   * and a worker that finishes claims again at once, whatever the others are waiting for.
+   */
   concurrency?: number
   /** How long a provider answer whose recording fails is kept and its recording retried. */
   recordPatienceSeconds?: number
@@ -62,9 +70,9 @@ export interface DispatcherOptions {
 }
 
 export interface Dispatcher {
-  /** Looks for due work now; calls while a pass runs are folded into one more pass. */
+  /** Claims due work for every free worker now; calls while it claims are folded into one more claim. */
   kick(): void
-  /** One claim-and-send pass; resolves with the number of messages claimed. */
+  /** Claims and sends until nothing is due (at most batchSize messages), waiting for every attempt (tests). */
   runOnce(): Promise<number>
   /** Sends one claimed message; exposed so tests can drive a claim directly. */
   processClaim(claim: Claim): Promise<void>
@@ -78,8 +86,19 @@ export interface Dispatcher {
 const DEFAULT_LEASE_SECONDS = 30
 const DEFAULT_CONCURRENCY = 4
 const DEFAULT_RECORD_PATIENCE_SECONDS = 300
+/** A provider call starts only while the lease outlasts its time limit by this much (clocks, scheduling). */
+const LEASE_MARGIN_MS = 1_000
 
-type Prepared = { request: SendRequest; attempt: number }
+/** What an attempt hands over: the recipients still to send, and a group an earlier attempt left open. */
+type Prepared = {
+  request: SendRequest
+  attempt: number
+  openGroupId: string | null
+  /** Resolve the open group and end the message: why (expired, out of attempts), or null to send. */
+  sendNothingNew: string | null
+}
+
+type AttemptKind = 'accepted' | 'rejected' | 'retryable' | 'unresolved'
 
 /**
  * Each recipient's text. Stored content is never rendered; each recipient gets its own personalised text only here,
@@ -93,6 +112,21 @@ function messageText(message: ClaimedMessage): (recipient: RenderFields) => stri
   return (recipient) => frameAdvertisement(renderContent(message.content, recipient), frame)
 }
 
+function attemptKind(outcome: HandOverOutcome): AttemptKind {
+  const { rest } = outcome
+  if (rest.kind === 'none' || rest.kind === 'stopped') return 'accepted'
+  return rest.kind
+}
+
+/** The groups an outcome names, for the log lines an operator reconciles with the provider's console. */
+function groupsOf(outcome: HandOverOutcome): string[] {
+  const groups = new Set(outcome.entries.map((entry) => entry.groupId))
+  if (outcome.rest.kind === 'unresolved' || (outcome.rest.kind === 'stopped' && outcome.rest.groupId !== null)) {
+    groups.add(outcome.rest.groupId!)
+  }
+  return [...groups]
+}
+
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, provider, log } = options
   const metrics = options.metrics ?? noMetrics
@@ -103,12 +137,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const systemSender = options.systemSender ?? null
   const timeZone = options.timeZone ?? DEFAULT_TIME_ZONE
   const clock = options.clock ?? systemClock
+  const callBudgetMs = provider.callTimeoutMs + LEASE_MARGIN_MS
+  if (leaseSeconds * 1000 <= callBudgetMs) {
+    throw new RangeError(
+      `the dispatch lease (${leaseSeconds} s) must outlast one provider call (${provider.callTimeoutMs} ms) and ${LEASE_MARGIN_MS} ms`,
+    )
+  }
   /** Read afresh at every claim and every hand-over: a claim made at 20:59:59 is not handed over at 21:00. */
   const advertisingOpen = () => !inQuietHours(clock(), timeZone)
   let stopping = false
   const stopGraceOver = new AbortController()
-  let pass: Promise<void> | null = null
-  let again = false
   const attempts = new Set<Promise<void>>()
   const outcomes = createOutcomeWriter({ ...options, clock, timeZone })
 
@@ -121,75 +159,99 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     await releaseDailyRecipients(trx, tenantId, { at: message.createdAt, timeZone }, listed)
   }
 
+  /** The recipients still to send (PENDING), each with its message as `compose` makes it. */
+  async function requestOf(
+    trx: TenantTx,
+    owner: GroupOwner,
+    compose: (recipient: UnsentRecipient) => Omit<OutgoingSms, 'recipientIndex' | 'to'>,
+  ): Promise<SendRequest> {
+    const recipients = await findUnsentRecipients(trx, owner.smsId)
+    return {
+      ...owner,
+      messages: recipients.map((recipient) => ({ recipientIndex: recipient.recipientIndex, to: recipient.phone, ...compose(recipient) })),
+    }
+  }
+
   /**
    * The hand-over: in one transaction, checks the claim, counts the attempt and marks the message as handed to
-   * the provider. Once this commits the provider is called; before, the claim can still be given back.
+   * the provider. Once this commits the provider may be called; before, the claim can still be given back. A
+   * message that can never be sent ends here, unless a group of an earlier attempt is open: that is read back first.
    */
   async function prepare(trx: TenantTx, claim: Claim): Promise<Prepared | null> {
     const message = await handOverClaimedMessage(trx, claim, options.maxAttempts, systemSender, advertisingOpen())
     if (!message) {
-      await outcomes.failUnsendable(trx, claim)
+      const unsent = await findClaimedMessage(trx, claim)
+      const reason = unsent ? outcomes.unsendableReason(unsent) : null
+      if (unsent && reason !== null && unsent.openGroupId !== null) {
+        // Only read back, never sent: the recipients' numbers are all it needs.
+        const owner = { tenantSlug: unsent.tenantSlug, smsId: claim.smsId, kind: unsent.kind }
+        const request = await requestOf(trx, owner, () => ({ from: '', text: '', type: 'SMS' }))
+        return { attempt: unsent.dispatchAttempts, openGroupId: unsent.openGroupId, sendNothingNew: reason, request }
+      }
+      if (unsent && reason !== null) await outcomes.failUnsendable(trx, claim, unsent.dispatchAttempts, reason)
       // Held since the claim (tenant suspended, sender number rejected or replaced, an advertisement whose quiet
       // hours have begun): give it back untouched, PENDING.
       await releaseClaim(trx, claim)
       return null
     }
     if (message.purpose === 'ADVERTISEMENT') await leaveOutLateOptOuts(trx, claim.tenantId, message)
-    const recipients = await findUnsentRecipients(trx, message.id)
     const textFor = messageText(message)
-    return {
-      attempt: message.dispatchAttempts,
-      request: {
-        tenantSlug: message.tenantSlug,
-        smsId: message.id,
-        kind: message.kind,
-        messages: recipients.map((recipient) => ({
-          recipientIndex: recipient.recipientIndex,
-          to: recipient.phone,
-          from: message.senderNumber ?? '',
-          text: textFor(recipient),
-          type: message.messageType,
-          ...(message.messageType === 'LMS' ? { subject: message.title } : {}),
-        })),
-      },
-    }
+    const owner = { tenantSlug: message.tenantSlug, smsId: message.id, kind: message.kind }
+    const request = await requestOf(trx, owner, (recipient) => ({
+      from: message.senderNumber ?? '',
+      text: textFor(recipient),
+      type: message.messageType,
+      ...(message.messageType === 'LMS' ? { subject: message.title } : {}),
+    }))
+    return { attempt: message.dispatchAttempts, openGroupId: message.openGroupId, sendNothingNew: null, request }
   }
 
   /**
-   * The answer exists only in this process now: a failed write (database restart, lost connection) is retried as
-   * a write while the heartbeat keeps the lease, never as a new send. After the patience (or, on shutdown, the
-   * grace) runs out the lease lapses and another pass sends again (the provider may then get it twice, as after a
-   * timeout): the answer goes to the error log whole, so an operator can tell the two sends apart.
+   * The outcome exists only in this process now: a failed write (database restart, lost connection) is retried as a
+   * write while the heartbeat keeps the lease, never as a new send. Given up (patience or, on shutdown, the grace
+   * spent), it is logged whole with its groups; the group this attempt recorded stays open, so whoever holds the
+   * message next reads it back and nothing is sent twice.
    */
-  async function recordPatiently(claim: Claim, prepared: Prepared, result: SendResult, answeredAt: Date): Promise<boolean> {
+  async function recordPatiently(claim: Claim, prepared: Prepared, outcome: HandOverOutcome, answeredAt: Date): Promise<boolean> {
+    const context = { tenantId: claim.tenantId, smsId: claim.smsId, attempt: prepared.attempt, groups: groupsOf(outcome) }
+    let recorded: boolean
     try {
-      return await writePatiently(
-        () => withTenant(db, claim.tenantId, (trx) => outcomes.record(trx, claim, prepared.attempt, result, answeredAt)),
+      recorded = await writePatiently(
+        () => withTenant(db, claim.tenantId, (trx) => outcomes.record(trx, claim, prepared.attempt, outcome, answeredAt)),
         recordPatienceMs,
-        (error, delayMs) =>
-          log.warn({ err: error, smsId: claim.smsId, delayMs }, 'could not record the provider answer; retrying the write, not the send'),
+        (error, delayMs) => log.warn({ err: error, ...context, delayMs }, 'could not record the provider outcome; retrying the write, not the send'),
         stopGraceOver.signal,
       )
     } catch (error) {
-      log.error(
-        { err: error, tenantId: claim.tenantId, smsId: claim.smsId, attempt: prepared.attempt, answeredAt, answer: result },
-        'provider answer given up unrecorded: the provider has this attempt, this service does not, and will send again',
-      )
+      log.error({ err: error, ...context, answeredAt, outcome }, 'provider outcome given up unrecorded: the next holder reads its groups back')
       throw error
     }
+    if (!recorded) log.warn({ ...context, outcome }, 'dispatch claim lost before the outcome was recorded: the next holder reads its groups back')
+    return recorded
   }
 
-  function keepLeaseAlive(claim: Claim) {
+  function keepLeaseAlive(claim: Claim, claimedAt: number): Heartbeat {
     return startHeartbeat({
       leaseSeconds,
+      claimedAt,
       renew: () => withTenant(db, claim.tenantId, (trx) => renewLease(trx, claim, leaseSeconds)),
       onLost: () => log.warn({ smsId: claim.smsId }, 'dispatch claim taken over while its attempt ran'),
       onError: (error) => log.warn({ err: error, smsId: claim.smsId }, 'could not renew the dispatch lease'),
     })
   }
 
-  /** Hands the message over, calls the provider and records its answer; returns what must follow the record. */
-  async function sendAndRecord(claim: Claim): Promise<{ prepared: Prepared; result: SendResult } | null> {
+  /** Records the group before any message is added to it, with the outcomes of a group read back before it. */
+  async function recordGroup(claim: Claim, groupId: string, known: PlacedEntry[]): Promise<void> {
+    const held = await withTenant(db, claim.tenantId, async (trx) => {
+      if (!(await recordOpenGroup(trx, claim, groupId))) return false
+      await recordRecipientOutcomes(trx, claim.smsId, known.map(recipientOutcome))
+      return true
+    })
+    if (!held) throw new HandOverStopped('the claim was taken over')
+  }
+
+  /** Hands the message over and records the outcome; what was recorded, or null when nothing was (held, lost). */
+  async function handOverAndRecord(claim: Claim, lease: Heartbeat): Promise<{ prepared: Prepared; outcome: HandOverOutcome } | null> {
     let prepared: Prepared | null
     try {
       prepared = await withTenant(db, claim.tenantId, (trx) => prepare(trx, claim))
@@ -199,55 +261,54 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       throw error
     }
     if (!prepared) return null
+    const startedAt = performance.now()
     // The provider is called outside any transaction: no connection or lock is held while it answers.
-    let result: SendResult
-    const calledAt = performance.now()
-    try {
-      result =
-        prepared.request.messages.length > 0
-          ? await provider.send(prepared.request)
-          : { kind: 'accepted', groupId: null, accepted: [], refused: [] }
-    } catch (error) {
-      result = { kind: 'retryable', error: `provider adapter failed: ${String(error)}` }
+    const outcome = await handOverInGroup({
+      provider,
+      request: prepared.request,
+      openGroupId: prepared.openGroupId,
+      sendNothingNew: prepared.sendNothingNew,
+      beforeCall: () =>
+        lease.ensure(callBudgetMs).catch((error: unknown) => {
+          throw new HandOverStopped(error instanceof Error ? error.message : String(error))
+        }),
+      recordGroup: (groupId, known) => recordGroup(claim, groupId, known),
+    })
+    const context = { tenantId: claim.tenantId, smsId: claim.smsId, attempt: prepared.attempt }
+    if (outcome.rest.kind === 'stopped') {
+      // Nothing can be written that the database would take from this claim; the next holder reads the group back.
+      log.warn({ ...context, groups: groupsOf(outcome), reason: outcome.rest.error }, 'dispatch attempt stopped before its next provider call')
+      return null
     }
-    if (prepared.request.messages.length > 0) metrics.providerCall(result.kind, (performance.now() - calledAt) / 1000)
-    return (await recordPatiently(claim, prepared, result, new Date())) ? { prepared, result } : null
+    if (outcome.rest.kind === 'unresolved') {
+      log.warn({ ...context, groupId: outcome.rest.groupId, error: outcome.rest.error }, 'provider outcome unknown: the group is read back at the next attempt')
+    }
+    if (prepared.request.messages.length > 0) metrics.providerCall(attemptKind(outcome), (performance.now() - startedAt) / 1000)
+    return (await recordPatiently(claim, prepared, outcome, new Date())) ? { prepared, outcome } : null
   }
 
-  /** The provider's answer to the attempt, or null when nothing was sent (held, released, claim lost). */
-  async function attempt(claim: Claim): Promise<SendResult['kind'] | null> {
+  /** The attempt's outcome, or null when nothing was recorded (held, released, claim lost, stopped). */
+  async function attempt(claim: Claim, claimedAt: number): Promise<AttemptKind | null> {
     if (stopping) {
       await release(claim)
       return null
     }
-    // From the claim until the answer is recorded (or given up), however long the provider or the database takes.
-    const heartbeat = keepLeaseAlive(claim)
-    let recorded: Awaited<ReturnType<typeof sendAndRecord>>
+    // From the claim until the outcome is recorded (or given up), however long the provider or the database takes.
+    const lease = keepLeaseAlive(claim, claimedAt)
+    let recorded: Awaited<ReturnType<typeof handOverAndRecord>>
     try {
-      recorded = await sendAndRecord(claim)
+      recorded = await handOverAndRecord(claim, lease)
     } finally {
-      heartbeat.stop()
+      lease.stop()
     }
-    if (recorded && recorded.result.kind === 'accepted' && provider.reportsFor) {
-      const reports = provider.reportsFor(recorded.prepared.request, recorded.result)
+    if (!recorded) return null
+    const { prepared, outcome } = recorded
+    if (outcome.sentGroupId !== null && provider.reportsFor) {
+      const taken = outcome.entries.filter((entry) => entry.groupId === outcome.sentGroupId && entry.messageId !== null)
+      const reports = provider.reportsFor(prepared.request, outcome.sentGroupId, taken)
       await applyDeliveryReports(db, reports.map((report) => ({ ok: true as const, report })))
     }
-    return recorded ? recorded.result.kind : null
-  }
-
-  async function runClaim(claim: Claim): Promise<SendResult['kind'] | null> {
-    const running = attempt(claim)
-    const tracked = running.then(() => undefined, () => undefined)
-    attempts.add(tracked)
-    try {
-      return await running
-    } finally {
-      attempts.delete(tracked)
-    }
-  }
-
-  async function processClaim(claim: Claim): Promise<void> {
-    await runClaim(claim)
+    return attemptKind(outcome)
   }
 
   async function release(claim: Claim): Promise<void> {
@@ -256,15 +317,87 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     )
   }
 
+  /** Runs one claim's attempt, tracked for stop(); never rejects (a failure is logged, its lease lapses). */
+  function track(claim: Claim, claimedAt: number): Promise<AttemptKind | 'failed' | null> {
+    const running = attempt(claim, claimedAt).catch((error: unknown) => {
+      log.error({ err: error, smsId: claim.smsId }, 'dispatch of a message failed; its lease lapses and the next holder takes it over')
+      return 'failed' as const
+    })
+    const settled = running.then(() => undefined)
+    attempts.add(settled)
+    void settled.finally(() => attempts.delete(settled))
+    return running
+  }
+
+  /** Claims for the free workers: as many as are free (never more than a batch), each started the moment it is claimed. */
+  async function claimFor(free: number): Promise<{ claims: Claim[]; claimedAt: number }> {
+    const claimedAt = performance.now()
+    const claims = await claimDueMessages(db, Math.min(free, options.batchSize), leaseSeconds, systemSender, advertisingOpen())
+    return { claims, claimedAt }
+  }
+
+  /** The one line an operator reads per claim: what was claimed and how the attempts ended. */
+  function logRound(running: Promise<AttemptKind | 'failed' | null>[]): void {
+    void Promise.all(running).then((kinds) => {
+      const count = (kind: AttemptKind | 'failed' | null) => kinds.filter((each) => each === kind).length
+      log.info(
+        {
+          claimed: kinds.length,
+          sent: count('accepted'),
+          retrying: count('retryable'),
+          unresolved: count('unresolved'),
+          failed: count('rejected') + count('failed'),
+          notSent: count(null),
+        },
+        'dispatch batch',
+      )
+    })
+  }
+
+  let inFlight = 0
+  let claiming: Promise<void> | null = null
+  /** A kick arrived, or the last claim was full: there may be due work that no claim has looked for yet. */
+  let backlog = false
+
   /**
-   * Claims only as many messages as there are free workers, each the moment a worker can start it, so nothing
-   * claimed waits in this process: a dead instance strands only what it had handed to the provider.
+   * Claims while workers are free and due work is found. Each attempt frees its worker when it ends and claims again
+   * if there may be more, so a slow provider call holds one worker, never the others' next claims.
    */
+  async function claimForFreeWorkers(): Promise<void> {
+    while (!stopping && backlog && inFlight < concurrency) {
+      backlog = false
+      const wanted = Math.min(concurrency - inFlight, options.batchSize)
+      const { claims, claimedAt } = await claimFor(wanted)
+      if (claims.length === wanted) backlog = true
+      if (claims.length === 0) return
+      const round = claims.map((claim) => {
+        inFlight++
+        return track(claim, claimedAt).finally(() => {
+          inFlight--
+          if (backlog) kick()
+        })
+      })
+      logRound(round)
+    }
+  }
+
+  function kick(): void {
+    if (stopping) return
+    backlog = true
+    if (claiming) return
+    claiming = claimForFreeWorkers()
+      .catch((error: unknown) => log.error({ err: error }, 'dispatch claim failed'))
+      .finally(() => {
+        claiming = null
+        // A worker freed (or a kick) while this claim ran still gets its claim.
+        if (backlog && !stopping && inFlight < concurrency) kick()
+      })
+  }
+
+  /** Claims and sends until nothing more is due or a batch was claimed, waiting for every attempt. */
   async function runOnce(): Promise<number> {
     let claimed = 0
-    // For the one line an operator reads per batch: what was claimed and how the provider answered.
-    const tally = { sent: 0, retrying: 0, failed: 0, notSent: 0 }
-    const running = new Set<Promise<void>>()
+    const running = new Set<Promise<unknown>>()
     try {
       while (!stopping && claimed < options.batchSize) {
         if (running.size >= concurrency) {
@@ -272,66 +405,33 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           continue
         }
         const wanted = Math.min(concurrency - running.size, options.batchSize - claimed)
-        const claims = await claimDueMessages(db, wanted, leaseSeconds, systemSender, advertisingOpen())
+        const { claims, claimedAt } = await claimFor(wanted)
         claimed += claims.length
-        for (const claim of claims) {
-          const task: Promise<void> = runClaim(claim)
-            .then((kind) => {
-              if (kind === 'accepted') tally.sent++
-              else if (kind === 'retryable') tally.retrying++
-              else if (kind === 'rejected') tally.failed++
-              else tally.notSent++
-            })
-            .catch((error: unknown) => {
-              tally.failed++
-              // The claim's lease runs out and another pass retries it.
-              log.error({ err: error, smsId: claim.smsId }, 'dispatch of a message failed')
-            })
-            .finally(() => running.delete(task))
+        const round = claims.map((claim) => {
+          const task: Promise<AttemptKind | 'failed' | null> = track(claim, claimedAt).finally(() => running.delete(task))
           running.add(task)
-        }
+          return task
+        })
+        if (round.length > 0) logRound(round)
         if (claims.length < wanted) break
       }
     } finally {
       await Promise.all(running)
-      // Empty passes (every scheduler tick) stay out of the info log.
-      if (claimed > 0) log.info({ claimed, ...tally }, 'dispatch batch')
     }
     return claimed
-  }
-
-  function kick(): void {
-    if (stopping) return
-    if (pass) {
-      again = true
-      return
-    }
-    pass = (async () => {
-      do {
-        again = false
-        try {
-          const claimed = await runOnce()
-          if (claimed === options.batchSize) again = true
-        } catch (error) {
-          log.error({ err: error }, 'dispatch pass failed')
-        }
-      } while (again && !stopping)
-    })().finally(() => {
-      pass = null
-      // A kick that arrived after the last loop check still gets its pass.
-      if (again && !stopping) kick()
-    })
   }
 
   return {
     kick,
     runOnce,
-    processClaim,
+    async processClaim(claim) {
+      await track(claim, performance.now())
+    },
     async stop() {
       stopping = true
       const graceTimer = setTimeout(() => stopGraceOver.abort(), recordGraceOnStopMs)
       try {
-        await pass
+        await claiming
         await Promise.allSettled([...attempts])
       } finally {
         clearTimeout(graceTimer)

@@ -1,7 +1,7 @@
 import { truncateToBytes } from '../sizing.js'
 import type { OutgoingSms, SendRequest } from './provider.js'
 
-/** The JSON body of `POST /messages/v4/send-many/detail` (docs/provider.md#sending). */
+/** The JSON bodies of the group API's calls (docs/provider.md#sending-in-two-phases). */
 
 export const MAX_MESSAGES_PER_CALL = 10_000
 const SUBJECT_MAX_BYTES = 40
@@ -15,25 +15,25 @@ export interface ExtSmsMessage {
   customFields: { svcTenant: string; svcSmsId: string; svcRecipient: string }
 }
 
-export interface ExtSmsSendBody {
+export interface ExtSmsAddBody {
   messages: ExtSmsMessage[]
-  allowDuplicates: true
-  showMessageList: true
 }
 
+/** Siblings can share a guardian's phone: two messages of one send to one number are not duplicates. */
+export const CREATE_GROUP_BODY = { allowDuplicates: true } as const
+
 /**
- * One call carries 1 to 10,000 messages. Larger sends are not split here: SendResult cannot say "the first
- * chunk went out, retry only the rest", and a partial retry decided inside the adapter could resend accepted
- * recipients. The dispatcher sends in batches (SVC_SMS_BATCH_SIZE) far below the limit, so a bigger request is a
- * programming error. Recipient indexes must be unique because results are matched back by index.
+ * One add call carries 1 to 10,000 messages. Larger requests are not split here: a message's recipients go in one
+ * call (a send holds at most 10,000), so a bigger request is a programming error. Recipient indexes must be unique
+ * because answers are matched back by index.
  */
 export function assertSendable(request: SendRequest): void {
   const count = request.messages.length
   if (count === 0 || count > MAX_MESSAGES_PER_CALL) {
-    throw new RangeError(`extsms send needs 1 to ${MAX_MESSAGES_PER_CALL} messages, got ${count}`)
+    throw new RangeError(`an extsms add call needs 1 to ${MAX_MESSAGES_PER_CALL} messages, got ${count}`)
   }
   const indexes = new Set(request.messages.map((message) => message.recipientIndex))
-  if (indexes.size !== count) throw new RangeError('extsms send got a recipientIndex twice')
+  if (indexes.size !== count) throw new RangeError('an extsms add call got a recipientIndex twice')
 }
 
 function toProviderMessage(request: SendRequest, message: OutgoingSms): ExtSmsMessage {
@@ -50,10 +50,6 @@ function toProviderMessage(request: SendRequest, message: OutgoingSms): ExtSmsMe
   return { ...base, customFields }
 }
 
-export function sendBody(request: SendRequest): ExtSmsSendBody {
-  return {
-    messages: request.messages.map((message) => toProviderMessage(request, message)),
-    allowDuplicates: true,
-    showMessageList: true,
-  }
+export function addBody(request: SendRequest): ExtSmsAddBody {
+  return { messages: request.messages.map((message) => toProviderMessage(request, message)) }
 }

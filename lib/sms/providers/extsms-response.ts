@@ -1,17 +1,17 @@
-import type { SendResult } from './provider.js'
+import { deliveryStatusForCode } from '../delivery-status.js'
+import type { CallFailure, CallRecipient, GroupEntry } from './provider.js'
 
-/** Turns the provider's HTTP answer into a SendResult (docs/provider.md#answers). */
+/** Reads the provider's HTTP answers to the group API's calls (docs/provider.md#answers). */
 
 const MAX_ERROR_LENGTH = 500
 
 type Fields = Record<string, unknown>
-type Accepted = Extract<SendResult, { kind: 'accepted' }>
 
-function isObject(value: unknown): value is Fields {
+export function isObject(value: unknown): value is Fields {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function parseJson(text: string): unknown {
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text)
   } catch {
@@ -19,7 +19,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-function nonEmptyString(value: unknown): string | null {
+export function nonEmptyString(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null
 }
 
@@ -32,15 +32,10 @@ export function describeHttpError(status: number, text: string): string {
   return `${code}: ${message ?? ''} (HTTP ${status})`.slice(0, MAX_ERROR_LENGTH)
 }
 
-/** A recipient of this call and the number it was sent to: what an answer entry can be matched back by. */
-export interface CallRecipient {
-  recipientIndex: number
-  to: string
-}
-
-function listOf(value: unknown): unknown[] | null {
-  if (value === undefined || value === null) return []
-  return Array.isArray(value) ? value : null
+/** A non-2xx answer: 429 and 5xx may be tried again (the call may have taken effect); any other is a refusal. */
+export function failureOf(status: number, text: string): CallFailure {
+  const error = describeHttpError(status, text)
+  return status === 429 || status >= 500 ? { kind: 'retryable', error } : { kind: 'rejected', error }
 }
 
 function digitsOf(value: unknown): string {
@@ -55,8 +50,8 @@ function echoedIndex(entry: Fields): number | null {
 
 /** What one answer has matched so far: recipients taken by an entry, and the message ids those entries had. */
 interface Matching {
-  inCall: ReadonlySet<number>
-  /** Recipient indexes by the digits of their number, in call order (siblings can share a guardian's phone). */
+  asked: ReadonlySet<number>
+  /** Recipient indexes by the digits of their number, in request order (siblings can share a guardian's phone). */
   byPhone: ReadonlyMap<string, readonly number[]>
   /** Per number, how far into `byPhone` every recipient is taken; `taken` only grows, so this only moves on. */
   nextFree: Map<string, number>
@@ -73,14 +68,14 @@ function startMatching(recipients: readonly CallRecipient[]): Matching {
     if (same) same.push(recipientIndex)
     else byPhone.set(phone, [recipientIndex])
   }
-  const inCall = new Set(recipients.map((recipient) => recipient.recipientIndex))
-  return { inCall, byPhone, nextFree: new Map(), taken: new Set(), messageIds: new Set() }
+  const asked = new Set(recipients.map((recipient) => recipient.recipientIndex))
+  return { asked, byPhone, nextFree: new Map(), taken: new Set(), messageIds: new Set() }
 }
 
 /** The echo, when the entry has one, is the authority, even over a `to` that names another recipient. */
 function byEcho(entry: Fields, matching: Matching): number | null {
   const index = echoedIndex(entry)
-  return index !== null && matching.inCall.has(index) ? index : null
+  return index !== null && matching.asked.has(index) ? index : null
 }
 
 /**
@@ -100,76 +95,70 @@ function byPhone(entry: Fields, matching: Matching): number | null {
   return candidates[at] ?? null
 }
 
-type MatchEntry = (entry: Fields, matching: Matching) => number | null
+type Pick = (entry: Fields, matching: Matching) => number | null
 
-/**
- * The 200 body. Entries that name no recipient of this call, or lack the id or code needed to record them, are
- * ignored; that recipient is then neither accepted nor refused. A recipient listed twice keeps its first entry,
- * and accepted entries are read first, because treating an accepted recipient as refused could resend it. Entries
- * with an echo are all read before those without, so matching by number never takes a recipient an echo names.
- */
-export function parseAcceptedBody(text: string, recipients: readonly CallRecipient[]): Accepted | null {
-  const body = parseJson(text)
-  if (!isObject(body) || !isObject(body.groupInfo)) return null
-  const messageList = listOf(body.messageList)
-  const failedList = listOf(body.failedMessageList)
-  if (messageList === null || failedList === null) return null
+/** An entry's status code if it has one; an entry without one says nothing about its message. */
+function statusCodeOf(entry: Fields): string | null {
+  return nonEmptyString(entry.statusCode)
+}
 
-  const matching = startMatching(recipients)
-  const readAll = (pick: MatchEntry) => ({
-    accepted: readEntries(messageList, matching, pick, (entry, recipientIndex) => {
-      const messageId = nonEmptyString(entry.messageId)
-      if (messageId === null) return null
-      return { recipientIndex, messageId, statusCode: nonEmptyString(entry.statusCode) ?? '2000' }
-    }),
-    refused: readEntries(failedList, matching, pick, (entry, recipientIndex) => {
-      const statusCode = nonEmptyString(entry.statusCode)
-      if (statusCode === null) return null
-      return { recipientIndex, statusCode, statusMessage: nonEmptyString(entry.statusMessage) ?? '' }
-    }),
-  })
-  const echoed = readAll(byEcho)
-  const unechoed = readAll(byPhone)
-  return {
-    kind: 'accepted',
-    groupId: nonEmptyString(body.groupInfo.groupId),
-    accepted: [...echoed.accepted, ...unechoed.accepted],
-    refused: [...echoed.refused, ...unechoed.refused],
-  }
+function tookMessage(entry: Fields): boolean {
+  const code = statusCodeOf(entry)
+  return code !== null && deliveryStatusForCode(code) !== 'FAILED'
 }
 
 /**
- * The entries of one list that `read` can record, each for the recipient `pick` names if no entry has taken it
- * yet (it then is, with the entry's message id). `read` answers null for an entry lacking what it needs.
+ * Matches answer entries (an add call's `resultList`, a group's `messageList`) to the recipients asked about.
+ * Entries that name no such recipient or carry no status code are ignored; that recipient then has no entry. A
+ * recipient listed twice keeps its first entry, and entries whose code says the provider took the message are read
+ * first: treating a taken recipient as refused could send it again. Entries with an echo are all read before those
+ * without, so matching by number never takes a recipient an echo names.
  */
-function readEntries<Entry>(
-  list: readonly unknown[],
-  matching: Matching,
-  pick: MatchEntry,
-  read: (entry: Fields, recipientIndex: number) => Entry | null,
-): Entry[] {
-  const entries: Entry[] = []
+export function matchEntries(list: readonly unknown[], recipients: readonly CallRecipient[]): GroupEntry[] {
+  const objects = list.filter(isObject)
+  const ordered = [...objects.filter(tookMessage), ...objects.filter((entry) => !tookMessage(entry))]
+  const matching = startMatching(recipients)
+  return [...readWith(ordered, matching, byEcho), ...readWith(ordered, matching, byPhone)]
+}
+
+function readWith(list: readonly Fields[], matching: Matching, pick: Pick): GroupEntry[] {
+  const entries: GroupEntry[] = []
   for (const entry of list) {
-    if (!isObject(entry)) continue
+    const statusCode = statusCodeOf(entry)
+    if (statusCode === null) continue
     const recipientIndex = pick(entry, matching)
     if (recipientIndex === null || matching.taken.has(recipientIndex)) continue
-    const recorded = read(entry, recipientIndex)
-    if (recorded === null) continue
     matching.taken.add(recipientIndex)
     const messageId = nonEmptyString(entry.messageId)
     if (messageId !== null) matching.messageIds.add(messageId)
-    entries.push(recorded)
+    entries.push({ recipientIndex, messageId, statusCode, statusMessage: nonEmptyString(entry.statusMessage) ?? '' })
   }
   return entries
 }
 
-export function classifyResponse(status: number, text: string, recipients: readonly CallRecipient[]): SendResult {
-  if (status >= 200 && status < 300) {
-    // An unreadable 2xx gives no message ids, so no recipient can be marked as sent; retrying risks a duplicate
-    // but never silently drops the message.
-    const accepted = parseAcceptedBody(text, recipients)
-    return accepted ?? { kind: 'retryable', error: `unreadable ${status} response from the provider` }
-  }
-  const error = describeHttpError(status, text)
-  return status === 429 || status >= 500 ? { kind: 'retryable', error } : { kind: 'rejected', error }
+/** A group object (create, send and read answer one): its id and whether it has been sent. */
+export function parseGroup(text: string): { groupId: string; sent: boolean } | null {
+  const body = parseJson(text)
+  const group = isObject(body) && isObject(body.groupInfo) ? body.groupInfo : body
+  if (!isObject(group)) return null
+  const groupId = nonEmptyString(group.groupId)
+  const status = nonEmptyString(group.status)
+  if (groupId === null || status === null) return null
+  return { groupId, sent: status !== 'PENDING' }
+}
+
+/** The add call's answer: `{errorCount, resultList: [...]}`. */
+export function parseAddAnswer(text: string): unknown[] | null {
+  const body = parseJson(text)
+  return isObject(body) && Array.isArray(body.resultList) ? body.resultList : null
+}
+
+/** One page of a group's messages: `{nextKey, messageList: {<messageId>: {...}}}`. */
+export function parseMessagePage(text: string): { entries: unknown[]; nextKey: string | null } | null {
+  const body = parseJson(text)
+  if (!isObject(body)) return null
+  const list = body.messageList
+  if (list !== undefined && list !== null && !isObject(list) && !Array.isArray(list)) return null
+  const entries = list === undefined || list === null ? [] : Array.isArray(list) ? list : Object.values(list)
+  return { entries, nextKey: nonEmptyString(body.nextKey) }
 }

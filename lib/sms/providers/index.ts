@@ -17,5 +17,6 @@ export function createProvider(env: Env, log: FastifyBaseLogger): SmsProvider {
     apiKey: env.SVC_SMS_EXTSMS_API_KEY!,
     apiSecret: env.SVC_SMS_EXTSMS_API_SECRET!,
     baseUrl: env.SVC_SMS_EXTSMS_BASE_URL!,
+    timeoutMs: env.SVC_SMS_PROVIDER_TIMEOUT_MS,
   })
 }
