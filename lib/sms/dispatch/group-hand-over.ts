@@ -2,7 +2,7 @@ import { deliveryStatusForCode } from '../delivery-status.js'
 import type { CallFailure, GroupEntry, SendRequest, SmsProvider } from '../providers/provider.js'
 
 /**
- * One attempt's conversation with the provider, in the group API's phases (docs/provider.md#exactly-once): a group
+ * One attempt's conversation with the provider, in the group API's phases (docs/provider.md#when-the-outcome-is-unknown): a group
  * left open by an earlier attempt is read back first; a new group is created and its id recorded before any message
  * is added; the messages are added; the group is sent, once. Nothing here writes to the database except through
  * `recordGroup`, and nothing is sent again that the provider may already have: an answer that does not come leaves

@@ -1,7 +1,7 @@
 import { truncateToBytes } from '../sizing.js'
 import type { OutgoingSms, SendRequest } from './provider.js'
 
-/** The JSON bodies of the group API's calls (docs/provider.md#sending-in-two-phases). */
+/** The JSON bodies of the group API's calls (docs/provider.md#sending). */
 
 export const MAX_MESSAGES_PER_CALL = 10_000
 const SUBJECT_MAX_BYTES = 40

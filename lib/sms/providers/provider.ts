@@ -2,8 +2,8 @@ import type { SmsKind } from '../../../db/schema.js'
 import type { DeliveryReport } from '../delivery-report.js'
 
 /**
- * The contract every SMS provider adapter implements: the provider's group API in its phases (docs/provider.md#
- * sending-in-two-phases). A group is created first, and its id recorded, before any message can go out; messages are
+ * The contract every SMS provider adapter implements: the provider's group API in its phases (docs/provider.md#sending).
+ * A group is created first, and its id recorded, before any message can go out; messages are
  * added; the group is sent, once. After a timeout or a crash the group is read back instead of sending again.
  * Adapters never touch the database: the dispatcher turns their answers into recipient rows, so the mock and the
  * live provider share one code path.
