@@ -7,6 +7,7 @@ import { appendRouteHook } from '../lib/http/route-hooks.js'
 import { claimKey, completeClaim, releaseClaim, type Claim } from '../lib/idempotency/claims.js'
 import { requestFingerprint } from '../lib/idempotency/fingerprint.js'
 import { IDEMPOTENCY_KEY_PATTERN } from '../lib/idempotency/key-format.js'
+import { createReleaseRetries } from '../lib/idempotency/release-retries.js'
 
 /** Route flag: the route takes an `Idempotency-Key` and can re-read what it created for a replay. */
 export interface IdempotentRoute {
@@ -42,10 +43,21 @@ type WithHeldKey = FastifyRequest & { [kHeld]: HeldKey | null }
 /**
  * Idempotency as an extension of the request transaction (plugins/tenant-tx.ts): before the transaction opens, the
  * key is claimed (or the request answered as a replay); once it has ended, the key is kept only if the request
- * committed a success that reached the client, and given back otherwise so the client may correct and retry.
+ * committed a success that reached the client, and given back otherwise so the client may correct and retry. A key
+ * that cannot be given back (the database is out of reach) is given back in the background, and in any case frees
+ * itself SVC_IDEMPOTENCY_CLAIM_SECONDS after it was claimed.
  */
 export default fp(
   async (app) => {
+    const claimSeconds = app.env.SVC_IDEMPOTENCY_CLAIM_SECONDS
+    const releases = createReleaseRetries({
+      release: (claim) => releaseClaim(app.db, claim),
+      claimSeconds,
+      log: app.log.child({ component: 'idempotency' }),
+    })
+    // Runs before the db plugin's close hook (it registered first): no retry outlives the pool.
+    app.addHook('onClose', () => releases.stop())
+
     app.decorateRequest(kHeld, null)
 
     app.decorateRequest('completeIdempotency', async function (this: FastifyRequest, resourceId: number, statusCode: number) {
@@ -81,7 +93,7 @@ export default fp(
         const scope: KeyScope = { tenantId: identity.tenantId, userId: identity.userId, route: `${request.method} ${pattern}`, key }
         const fingerprint = requestFingerprint(request.method, pattern, request.params, request.body)
         const caller = { tenantId: identity.tenantId, accessJti: request.accessJti, userId: identity.userId }
-        const outcome = await claimKey(app.db, caller, scope, fingerprint, (trx, id) => route.load(trx, id, request))
+        const outcome = await claimKey(app.db, caller, { scope, fingerprint, claimSeconds }, (trx, id) => route.load(trx, id, request))
         if (outcome.kind === 'claimed') {
           ;(request as WithHeldKey)[kHeld] = { ...outcome.claim, completed: false }
           return 'continue'
@@ -97,9 +109,10 @@ export default fp(
         holder[kHeld] = null
         if (!held) return
         const kept = end.outcome === 'committed' && held.completed && answer.statusCode < 400 && answer.delivered
-        if (!kept) await releaseClaim(app.db, held)
+        // Never waits for more than one try: a database out of reach leaves the rest to the background.
+        if (!kept) await releases.release(held)
       },
     })
   },
-  { name: 'idempotency', dependencies: ['db', 'auth', 'tenant-tx'] },
+  { name: 'idempotency', dependencies: ['env', 'db', 'auth', 'tenant-tx'] },
 )

@@ -6,7 +6,12 @@ export interface TcpProxy {
   through(url: string): string
   /** Stops forwarding in both directions and holds new connections: a database that no longer answers. */
   freeze(): void
-  /** Forwards again, including what was held. */
+  /**
+   * Destroys every live connection and closes each new one as soon as it arrives, until thaw: a database that went
+   * away (a restart, a cut network). The client learns it at once, unlike freeze, where it waits for its time limits.
+   */
+  cut(): void
+  /** Forwards again, including what was held; ends a cut. */
   thaw(): void
   /** Stops forwarding the server's answers only; what the client sends still reaches the server. */
   holdReplies(): void
@@ -18,11 +23,16 @@ export interface TcpProxy {
 /** A loopback TCP proxy to `target` (host:port) that a test can freeze, to play a frozen or black-holed server. */
 export async function startTcpProxy(target: { host: string; port: number }, options: { frozen?: boolean } = {}): Promise<TcpProxy> {
   let frozen = options.frozen ?? false
+  let cut = false
   const sockets = new Set<net.Socket>()
   const upstreams = new Set<net.Socket>()
   const held: Array<() => void> = []
 
   const server = net.createServer((client) => {
+    if (cut) {
+      client.destroy()
+      return
+    }
     sockets.add(client)
     client.on('close', () => sockets.delete(client))
     client.on('error', () => client.destroy())
@@ -64,7 +74,13 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
       frozen = true
       for (const socket of sockets) socket.pause()
     },
+    cut() {
+      cut = true
+      held.length = 0
+      for (const socket of sockets) socket.destroy()
+    },
     thaw() {
+      cut = false
       frozen = false
       for (const socket of sockets) socket.resume()
       for (const connect of held.splice(0)) connect()

@@ -10,34 +10,36 @@ type KeyColumns = Pick<Selectable<IdempotencyKeysTable>, 'fingerprint' | 'state'
 export interface KeyRecord extends KeyColumns {
   /** Past its retention: treated as if it did not exist. */
   expired: boolean
-  /** IN_PROGRESS for longer than the takeover lease: its request most likely died with its process. */
+  /**
+   * IN_PROGRESS for longer than the claim lasts (SVC_IDEMPOTENCY_CLAIM_SECONDS): its request died with its process,
+   * or ended while the database was unreachable and could not give the key back.
+   */
   stale: boolean
 }
 
 export const KEY_RETENTION_HOURS = 24
-export const IN_PROGRESS_LEASE_SECONDS = 120
 
 // A claim is identified by its stamp (created_at): a takeover writes a new one, so the original holder can tell
 // it lost the key. Stamps are cut to milliseconds so they survive the round trip through a JS Date exactly and
 // compare equal later (timestamptz itself keeps microseconds).
 const claimStamp = sql<Date>`date_trunc('milliseconds', now())`
 const expiry = sql<Date>`now() + make_interval(hours => ${KEY_RETENTION_HOURS})`
+const staleClaim = (claimSeconds: number) =>
+  sql<boolean>`(state = 'IN_PROGRESS' and created_at < now() - make_interval(secs => ${claimSeconds}))`
 
 function whereKey(scope: KeyScope) {
   return { tenantId: scope.tenantId, userId: scope.userId, route: scope.route, key: scope.key }
 }
 
-/** A plain read (no lock): a duplicate sees the committed state at once instead of queueing behind the first. */
-export function findKey(trx: TenantTx, scope: KeyScope): Promise<KeyRecord | undefined> {
+/**
+ * A plain read (no lock): a duplicate sees the committed state at once instead of queueing behind the first.
+ * `claimSeconds`: how long an IN_PROGRESS claim holds the key before it counts as stale.
+ */
+export function findKey(trx: TenantTx, scope: KeyScope, claimSeconds: number): Promise<KeyRecord | undefined> {
   return trx
     .selectFrom('idempotencyKeys')
     .select(['fingerprint', 'state', 'resourceId', 'statusCode'])
-    .select([
-      sql<boolean>`expires_at <= now()`.as('expired'),
-      sql<boolean>`state = 'IN_PROGRESS' and created_at < now() - make_interval(secs => ${IN_PROGRESS_LEASE_SECONDS})`.as(
-        'stale',
-      ),
-    ])
+    .select([sql<boolean>`expires_at <= now()`.as('expired'), staleClaim(claimSeconds).as('stale')])
     .where((eb) => eb.and(whereKey(scope)))
     .executeTakeFirst()
 }
@@ -54,19 +56,21 @@ export async function insertKey(trx: TenantTx, scope: KeyScope, fingerprint: str
 }
 
 /**
- * Re-claims an expired key or a stale IN_PROGRESS one. The condition is re-checked by the UPDATE itself: of two
+ * Re-claims an expired key or a stale IN_PROGRESS one (older than `claimSeconds`). The condition is re-checked by the UPDATE itself: of two
  * retries racing for the same key, the second waits for the first's row lock, then finds a fresh claim that no
  * longer matches, and gets undefined.
  */
-export async function takeOverKey(trx: TenantTx, scope: KeyScope, fingerprint: string): Promise<Date | undefined> {
+export async function takeOverKey(
+  trx: TenantTx,
+  scope: KeyScope,
+  fingerprint: string,
+  claimSeconds: number,
+): Promise<Date | undefined> {
   const row = await trx
     .updateTable('idempotencyKeys')
     .set({ fingerprint, state: 'IN_PROGRESS', resourceId: null, statusCode: null, createdAt: claimStamp, expiresAt: expiry })
     .where((eb) => eb.and(whereKey(scope)))
-    .where(
-      sql<boolean>`(expires_at <= now()
-        or (state = 'IN_PROGRESS' and created_at < now() - make_interval(secs => ${IN_PROGRESS_LEASE_SECONDS})))`,
-    )
+    .where((eb) => eb.or([sql<boolean>`expires_at <= now()`, staleClaim(claimSeconds)]))
     .returning('createdAt')
     .executeTakeFirst()
   return row?.createdAt
@@ -74,7 +78,7 @@ export async function takeOverKey(trx: TenantTx, scope: KeyScope, fingerprint: s
 
 /**
  * Marks the claim COMPLETED inside the request transaction, so the key and the resource commit together.
- * False when the claim is no longer ours (taken over after the lease ran out).
+ * False when the claim is no longer ours (taken over once it was older than the claim seconds).
  */
 export async function completeKey(
   trx: TenantTx,

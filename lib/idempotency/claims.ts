@@ -15,34 +15,41 @@ export type ClaimOutcome = { kind: 'claimed'; claim: Claim } | { kind: 'replay';
 /** Reads the current representation of what a completed request created (for a replay). */
 export type LoadCreated = (trx: TenantTx, resourceId: number) => Promise<unknown>
 
+/** What a request asks of its key: the key, the request's fingerprint, and how long an unfinished claim holds it. */
+export interface KeyRequest {
+  scope: KeyScope
+  fingerprint: string
+  /**
+   * SVC_IDEMPOTENCY_CLAIM_SECONDS: a claim still IN_PROGRESS after this long is taken over by the next request with
+   * the key, and the request that held it can no longer complete (completeClaim checks the stamp).
+   */
+  claimSeconds: number
+}
+
 /**
  * Decides what a key means for this request, in a short transaction of its own that commits at once, so a
  * duplicate arriving while this request runs sees the claim and answers IDEMPOTENCY_REQUEST_IN_PROGRESS instead of
  * waiting. Opened like the request transaction, token checks included: a logged-out token must not read what it
  * once created (AUTH_004).
  */
-export async function claimKey(
-  db: Kysely<DB>,
-  caller: RequestScope,
-  scope: KeyScope,
-  fingerprint: string,
-  load: LoadCreated,
-): Promise<ClaimOutcome> {
-  return withRequestTransaction(db, caller, (trx) => claimOrReplay(trx, scope, fingerprint, load))
+export async function claimKey(db: Kysely<DB>, caller: RequestScope, request: KeyRequest, load: LoadCreated): Promise<ClaimOutcome> {
+  return withRequestTransaction(db, caller, (trx) => claimOrReplay(trx, request, load))
 }
 
-async function claimOrReplay(trx: TenantTx, scope: KeyScope, fingerprint: string, load: LoadCreated): Promise<ClaimOutcome> {
-  let existing = await findKey(trx, scope)
+async function claimOrReplay(trx: TenantTx, request: KeyRequest, load: LoadCreated): Promise<ClaimOutcome> {
+  const { scope, fingerprint, claimSeconds } = request
+  let existing = await findKey(trx, scope, claimSeconds)
   if (!existing) {
     const stamp = await insertKey(trx, scope, fingerprint)
     if (stamp) return { kind: 'claimed', claim: { scope, stamp } }
-    existing = await findKey(trx, scope)
+    existing = await findKey(trx, scope, claimSeconds)
     if (!existing) throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS')
   }
-  // An expired key is as good as absent (the purge may simply not have run yet); a stale IN_PROGRESS one
-  // belonged to a request that died without answering and holds no result, so any retry may take it over.
+  // An expired key is as good as absent (the purge may simply not have run yet); a stale IN_PROGRESS one belonged to
+  // a request that died, or ended without committing while the database was out of reach, and holds no result: any
+  // retry may take it over.
   if (existing.expired || existing.stale) {
-    const stamp = await takeOverKey(trx, scope, fingerprint)
+    const stamp = await takeOverKey(trx, scope, fingerprint, claimSeconds)
     if (stamp) return { kind: 'claimed', claim: { scope, stamp } }
     throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS')
   }
@@ -60,7 +67,7 @@ async function claimOrReplay(trx: TenantTx, scope: KeyScope, fingerprint: string
  */
 export async function completeClaim(trx: TenantTx, claim: Claim, resourceId: number, statusCode: number): Promise<void> {
   if (!(await completeKey(trx, claim.scope, claim.stamp, resourceId, statusCode))) {
-    // The lease ran out and a retry took the key over: this request must not create a second resource.
+    // The claim outlived its seconds and a retry took the key over: this request must not create a second resource.
     throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS')
   }
 }

@@ -42,6 +42,9 @@ class Gates {
   }
 }
 
+/** SVC_IDEMPOTENCY_CLAIM_SECONDS of the plugin's app: its smallest allowed value. */
+const CLAIM_SECONDS = 5
+
 describe('idempotency plugin', () => {
   let app: FastifyInstance
   const gates = new Gates()
@@ -92,7 +95,7 @@ describe('idempotency plugin', () => {
       }
       test.post('/test/idem/:slot', { config: { access: 'user', idempotency: { load } }, schema: { params: Type.Object({ slot: Type.Integer() }), body, response } }, handler)
       test.post('/test/idem-other', { config: { access: 'user', idempotency: { load } }, schema: { body, response } }, handler)
-    })
+    }, { SVC_IDEMPOTENCY_CLAIM_SECONDS: String(CLAIM_SECONDS) })
   })
   afterAll(() => app.close())
 
@@ -286,31 +289,60 @@ describe('idempotency plugin', () => {
         })
         .execute()
 
-    it('keeps answering 409 for a fresh IN_PROGRESS key but takes over one older than the lease', async () => {
+    const secondsAgo = (seconds: number) => sql<Date>`date_trunc('milliseconds', now()) - make_interval(secs => ${seconds})`
+
+    it('keeps answering 409 for an IN_PROGRESS key younger than SVC_IDEMPOTENCY_CLAIM_SECONDS and takes over an older one', async () => {
       const { tenant, who } = await staff()
+      const fingerprint = requestFingerprint('POST', '/test/idem/:slot', { slot: 1 }, { name: 'held' })
       const fresh = newKey()
-      const fingerprint = requestFingerprint('POST', '/test/idem/:slot', { slot: 1 }, { name: 'fresh' })
-      await insertKey(tenant.id, who.user.id, fresh, { fingerprint })
-      expect(problem(await call(who, { name: 'fresh' }, fresh))).toEqual({ status: 409, code: 'IDEMPOTENCY_REQUEST_IN_PROGRESS' })
+      await insertKey(tenant.id, who.user.id, fresh, { fingerprint, createdAt: secondsAgo(CLAIM_SECONDS - 2) })
+      expect(problem(await call(who, { name: 'held' }, fresh))).toEqual({ status: 409, code: 'IDEMPOTENCY_REQUEST_IN_PROGRESS' })
       expect(problem(await call(who, { name: 'other' }, fresh))).toEqual({ status: 422, code: 'IDEMPOTENCY_KEY_REUSED' })
       const stale = newKey()
-      await insertKey(tenant.id, who.user.id, stale, { createdAt: sql<Date>`now() - interval '3 minutes'` })
-      const taken = await call(who, { name: 'stale' }, stale)
+      await insertKey(tenant.id, who.user.id, stale, { fingerprint, createdAt: secondsAgo(CLAIM_SECONDS + 1) })
+      const taken = await call(who, { name: 'held' }, stale)
       expect(taken.statusCode).toBe(201)
+      expect(taken.headers['idempotent-replayed']).toBeUndefined()
       expect((await keyRows(tenant)).find((row) => row.key === stale)).toMatchObject({ state: 'COMPLETED', resourceId: taken.json().id })
+      expect((await keyRows(tenant)).find((row) => row.key === fresh)).toMatchObject({ state: 'IN_PROGRESS' })
     })
 
-    itConcurrent('refuses to complete a request whose key was taken over meanwhile, so only one resource results', async () => {
+    itConcurrent('refuses to complete a request that held its key past SVC_IDEMPOTENCY_CLAIM_SECONDS and was taken over, so only one resource results', async () => {
       const { tenant, who } = await staff()
       const key = newKey()
       const { gate, response: slow } = await callHeldInHandler(who, 'taken over', key)
-      await owner().updateTable('idempotencyKeys').set({ createdAt: sql<Date>`created_at - interval '3 minutes'` }).where('tenantId', '=', tenant.id).execute()
+      // As if the handler had been held for longer than the claim lasts.
+      await owner()
+        .updateTable('idempotencyKeys')
+        .set({ createdAt: sql<Date>`created_at - make_interval(secs => ${CLAIM_SECONDS + 1})` })
+        .where('tenantId', '=', tenant.id)
+        .execute()
       const retry = await call(who, { name: 'taken over' }, key)
       expect(retry.statusCode).toBe(201)
       gates.release(gate)
       expect(problem(await slow)).toEqual({ status: 409, code: 'IDEMPOTENCY_REQUEST_IN_PROGRESS' })
       expect(await classCount(tenant.id)).toBe(1)
       expect(await keyRows(tenant)).toEqual([expect.objectContaining({ state: 'COMPLETED', resourceId: retry.json().id })])
+    })
+
+    itConcurrent('refuses to complete a request that was taken over even while the request that took its key still runs', async () => {
+      const { tenant, who } = await staff()
+      const key = newKey()
+      const { gate, response: slow } = await callHeldInHandler(who, 'first holder', key)
+      await owner()
+        .updateTable('idempotencyKeys')
+        .set({ createdAt: sql<Date>`created_at - make_interval(secs => ${CLAIM_SECONDS + 1})` })
+        .where('tenantId', '=', tenant.id)
+        .execute()
+      // The retry takes the key over and is held in turn: the key is IN_PROGRESS again, under the retry's stamp.
+      const { gate: retryGate, response: retry } = await callHeldInHandler(who, 'second holder', key)
+      gates.release(gate)
+      expect(problem(await slow)).toEqual({ status: 409, code: 'IDEMPOTENCY_REQUEST_IN_PROGRESS' })
+      gates.release(retryGate)
+      const created = await retry
+      expect(created.statusCode).toBe(201)
+      expect(await classCount(tenant.id)).toBe(1)
+      expect(await keyRows(tenant)).toEqual([expect.objectContaining({ state: 'COMPLETED', resourceId: created.json().id })])
     })
 
     it('treats an expired completed key as absent', async () => {
