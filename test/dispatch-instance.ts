@@ -10,6 +10,11 @@ export interface InstanceConfig {
   leaseSeconds: number
   concurrency: number
   maxAttempts: number
+  /**
+   * The adapter's time limit for one call; it must stay below the lease by more than a second (createDispatcher).
+   * Default: the lease less 1.5 s.
+   */
+  providerTimeoutMs?: number
   /** The run's pg driver; set by startDispatchInstance. */
   driver?: DriverMode
 }

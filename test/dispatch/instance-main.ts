@@ -11,7 +11,7 @@ const config = JSON.parse(process.argv[2] ?? '{}') as InstanceConfig
 const database = openPostgres(config.databaseUrl, 4, { driver: config.driver })
 const dispatcher = createDispatcher({
   db: database.db,
-  provider: createExtSmsProvider({ ...config.credentials, baseUrl: config.providerUrl, timeoutMs: 120_000 }),
+  provider: createExtSmsProvider({ ...config.credentials, baseUrl: config.providerUrl, timeoutMs: config.providerTimeoutMs ?? config.leaseSeconds * 1000 - 1500 }),
   log: pino({ level: 'silent' }),
   batchSize: 100,
   maxAttempts: config.maxAttempts,
