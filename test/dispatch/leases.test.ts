@@ -1,26 +1,30 @@
 import pg from 'pg'
-import pino from 'pino'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect } from 'vitest'
 import { claimDueMessages } from '../../db/repos/dispatch.js'
 import type { DispatcherOptions } from '../../lib/sms/dispatch/dispatcher.js'
-import type { SmsProvider } from '../../lib/sms/providers/provider.js'
 import { until as untilWithin } from '../auth-fixtures.js'
 import { withDatabase } from '../database-url.js'
 import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
 import { startDispatchInstance, type InstanceConfig } from '../dispatch-instance.js'
 import { fakeExtSmsCredentials, useDispatchTestBed } from '../dispatch-test-bed.js'
 import { itPostgres } from '../helper.js'
+import { acceptedCounts, betweenPhases, capturedLog, markedExtSms, openGroupOf, phasesOf } from './hand-over-faults.js'
 
 // Leases and held provider answers take seconds: a longer deadline than the fixtures' default.
 const until = (check: () => boolean | Promise<boolean>) => untilWithin(check, 15_000)
 
+/** A call may start only while the lease outlasts its time limit by a second: below 1 s for a 2 s lease. */
+const LEASE_SECONDS = 2
+const CALL_TIMEOUT_MS = 500
+
 // Killed processes, a database that refuses connections: all of it needs a real PostgreSQL server.
 describe('dispatch leases under faults', () => {
   const bed = useDispatchTestBed(6)
-  const { extsms } = bed
+  const { extsms, sentFor } = bed
 
   const dispatcher = (overrides: Partial<DispatcherOptions> = {}) =>
-    bed.dispatcher({ provider: extsms(10_000), leaseSeconds: 2, ...overrides })
+    bed.dispatcher({ provider: extsms(CALL_TIMEOUT_MS), leaseSeconds: LEASE_SECONDS, ...overrides })
 
   function instance(overrides: Partial<InstanceConfig>) {
     return startDispatchInstance({
@@ -34,7 +38,7 @@ describe('dispatch leases under faults', () => {
     })
   }
 
-  /** Provider calls that carried this message, answered or not. */
+  /** Add calls that carried this message, answered or not. */
   const callsFor = (smsId: number) =>
     bed.fake.received.filter((request) => request.body.messages[0]?.customFields.svcSmsId === String(smsId)).length
 
@@ -46,35 +50,28 @@ describe('dispatch leases under faults', () => {
   }
 
   /**
-   * A provider that answers, and a database that goes down right after its first answer, before that answer is
+   * A provider whose group is sent, and a database that goes down right after that send, before its outcome is
    * recorded: every connection is dropped and new ones are refused (as during a restart) until `restore()`. The
-   * engine's warnings and errors land in `logs`.
+   * dispatcher's warnings and errors land in `lines`; its calls are marked `instance`.
    */
-  async function outageAfterFirstAnswer() {
+  async function outageAfterSend(instance: string) {
     const databaseName = new URL(bed.iso.ownerUrl).pathname.slice(1)
     const admin = new pg.Client({ connectionString: withDatabase(bed.iso.ownerUrl, 'postgres') })
     await admin.connect()
-    const logs: { level: number; msg: string; [field: string]: unknown }[] = []
-    const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) })
-    const live = extsms(10_000)
+    const { log, lines, has } = capturedLog()
     let down = false
-    const provider: SmsProvider = {
-      name: 'extsms',
-      async send(request) {
-        const result = await live.send(request)
-        if (!down) {
-          down = true
-          await admin.query(`alter database ${databaseName} allow_connections false`)
-          await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [databaseName])
-        }
-        return result
-      },
-    }
+    const provider = betweenPhases(markedExtSms(bed.fake.url, instance, CALL_TIMEOUT_MS), async ({ phase }) => {
+      if (phase !== 'send' || down) return
+      down = true
+      await admin.query(`alter database ${databaseName} allow_connections false`)
+      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [databaseName])
+    })
     const restore = () => admin.query(`alter database ${databaseName} allow_connections true`)
     return {
       provider,
       log,
-      logs,
+      lines,
+      has,
       restore,
       async end() {
         await restore()
@@ -83,9 +80,10 @@ describe('dispatch leases under faults', () => {
     }
   }
 
-  itPostgres('a killed instance strands only what it had handed to the provider, and that only for one lease', async () => {
+  itPostgres('a killed instance strands only what it had handed to the provider, for one lease, and none of it is sent twice', async () => {
     const ids = await insertMessages(5)
-    bed.fake.fail({ timeoutMs: 60_000 })
+    // Both workers' groups are sent; the answers are held, and the instance dies waiting for them.
+    bed.fake.fail({ timeoutMs: 60_000, phase: 'send' }, 2)
     const doomed = instance({ concurrency: 2 })
     try {
       await until(() => bed.fake.holding() === 2)
@@ -97,6 +95,7 @@ describe('dispatch leases under faults', () => {
     const handed = ids.filter((id) => callsFor(id) === 1)
     const untouched = ids.filter((id) => callsFor(id) === 0)
     expect(handed).toHaveLength(2)
+    for (const id of handed) expect(acceptedCounts(sentFor(id))).toEqual({ 0: 1, 1: 1 })
 
     // One pass of another instance, right after the death, sends everything the dead one never handed over.
     await dispatcher().runOnce()
@@ -104,49 +103,65 @@ describe('dispatch leases under faults', () => {
       expect(await messageState(bed.iso.owner, id)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1 })
     }
 
+    // Once the dead instance's lease has run out, its sent groups are read back, not sent again.
     const survivor = dispatcher()
     await until(async () => {
       await survivor.runOnce()
       const states = await Promise.all(handed.map((id) => messageState(bed.iso.owner, id)))
       return states.every((state) => state.status === 'DISPATCHED')
     })
+    for (const id of ids) {
+      expect(callsFor(id)).toBe(1)
+      expect(acceptedCounts(sentFor(id))).toEqual({ 0: 1, 1: 1 })
+    }
     for (const id of handed) {
-      expect(callsFor(id)).toBe(2)
+      const state = await messageState(bed.iso.owner, id)
       // The dead instance's attempt counted: the provider had been called.
-      expect((await messageState(bed.iso.owner, id)).dispatchAttempts).toBe(2)
+      expect(state.dispatchAttempts).toBe(2)
+      expect(state.recipients.map((recipient) => recipient.providerMessageId)).toEqual(sentFor(id).map((message) => message.messageId))
     }
   })
 
-  itPostgres('keeps its lease alive while an attempt outlasts it, so no other instance sends the message again', async () => {
+  itPostgres('keeps its lease alive while an attempt outlasts it, so no other instance takes the message', async () => {
     const [smsId] = await insertMessages(1)
-    bed.fake.fail({ timeoutMs: 5000 }, 1)
-    const first = dispatcher({ leaseSeconds: 2 })
-    const second = dispatcher({ leaseSeconds: 2 })
+    // Each call answers within its time limit, the three together after more than a lease.
+    let calling = false
+    const slow = betweenPhases(extsms(1200), () => {
+      calling = true
+      return sleep(1100)
+    })
+    const first = dispatcher({ provider: slow, leaseSeconds: 3 })
+    const second = dispatcher({ provider: markedExtSms(bed.fake.url, `other-${smsId}`, CALL_TIMEOUT_MS), leaseSeconds: 3 })
     let finished = false
     const running = first.runOnce().finally(() => {
       finished = true
     })
-    await until(() => bed.fake.holding() === 1)
-    // The other instance keeps looking for due work for as long as the slow attempt lasts (several leases).
+    // Once the first holds the message, the other keeps looking for due work for as long as the slow attempt lasts.
+    await until(() => calling)
     while (!finished) {
       await second.runOnce()
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      await sleep(100)
     }
     await running
+    expect(phasesOf(bed.fake.calls, `other-${smsId}`)).toEqual([])
     expect(callsFor(smsId!)).toBe(1)
+    expect(acceptedCounts(sentFor(smsId!))).toEqual({ 0: 1, 1: 1 })
     expect(await messageState(bed.iso.owner, smsId!)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null })
   })
 
-  itPostgres('counts an attempt when the provider is called, so a message that keeps killing its instance ends FAILED', async () => {
+  itPostgres('counts an attempt when the provider is called, so a message that keeps killing its instance before anything was added ends FAILED', async () => {
     const [smsId] = await insertMessages(1)
-    bed.fake.fail({ timeoutMs: 60_000 })
+    // The create never takes effect: each instance dies before any group exists.
+    bed.fake.fail({ hang: true, phase: 'create' }, 2)
     for (let attempt = 1; attempt <= 2; attempt++) {
-      const doomed = instance({ concurrency: 1, leaseSeconds: 2, maxAttempts: 2 })
+      const arrived = bed.fake.arrival('create')
+      const doomed = instance({ concurrency: 1, leaseSeconds: LEASE_SECONDS, maxAttempts: 2 })
       try {
-        await until(() => callsFor(smsId!) === attempt)
+        await arrived
       } finally {
         await doomed.kill()
       }
+      expect(await messageState(bed.iso.owner, smsId!)).toMatchObject({ status: 'PENDING', dispatchAttempts: attempt })
     }
     bed.fake.reset()
 
@@ -158,48 +173,48 @@ describe('dispatch leases under faults', () => {
     const state = await messageState(bed.iso.owner, smsId!)
     expect(state).toMatchObject({ status: 'FAILED', dispatchAttempts: 2, claimToken: null, failCount: 2 })
     expect(state.recipients.every((recipient) => recipient.deliveryStatus === 'FAILED')).toBe(true)
-    expect(callsFor(smsId!)).toBe(2)
+    // No group was ever recorded: nothing could have gone out.
+    expect(callsFor(smsId!)).toBe(0)
+    expect(sentFor(smsId!)).toEqual([])
   })
 
-  itPostgres('records an answer whose first recording failed (database restart) without calling the provider again', async () => {
+  itPostgres('records an outcome whose first recording failed (database restart) without calling the provider again', async () => {
     const [smsId] = await insertMessages(1)
-    const outage = await outageAfterFirstAnswer()
-    const { logs } = outage
+    const marked = `restart-${smsId}`
+    const outage = await outageAfterSend(marked)
     // The runtime pool as the service opens it: a checked-out connection whose server goes away must not end the
     // process (db/driver/pg-client.ts listens for that).
     const runtime = bed.iso.open(4)
-    const engine = dispatcher({ db: runtime.db, provider: outage.provider, log: outage.log, leaseSeconds: 1 })
+    const engine = dispatcher({ db: runtime.db, provider: outage.provider, log: outage.log })
     try {
-      const pass = engine.runOnce().catch(() => 0)
-      await until(() => logs.some((entry) => entry.level >= 40 && /record|dispatch of a message failed/.test(entry.msg)))
+      const pass = engine.runOnce()
+      await until(() => outage.has('could not record the provider outcome; retrying the write, not the send'))
       await outage.restore()
       await pass
-      // The scheduler's next passes, as they would come.
-      await until(async () => {
-        await engine.runOnce()
-        return (await messageState(bed.iso.owner, smsId!)).status !== 'PENDING'
-      })
     } finally {
       await outage.end()
       await runtime.close()
     }
-    expect(callsFor(smsId!)).toBe(1)
+    expect(phasesOf(bed.fake.calls, marked)).toEqual(['create', 'add', 'send'])
+    expect(acceptedCounts(sentFor(smsId!))).toEqual({ 0: 1, 1: 1 })
     const state = await messageState(bed.iso.owner, smsId!)
     expect(state).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null })
-    expect(state.recipients.every((recipient) => recipient.deliveryStatus === 'DISPATCHED' && recipient.providerMessageId)).toBe(true)
+    expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerMessageId])).toEqual(
+      sentFor(smsId!).map((message) => ['DISPATCHED', message.messageId]),
+    )
   })
 
-  itPostgres('on stop, gives up recording an answer the database will not take after its grace, and logs the answer whole', async () => {
+  itPostgres('on stop, gives up recording an outcome the database will not take after its grace, logs it with its group, and the next holder reads that group back', async () => {
     const [smsId] = await insertMessages(1)
     // The database stays down past the shutdown.
-    const outage = await outageAfterFirstAnswer()
-    const { logs } = outage
+    const outage = await outageAfterSend(`stopped-${smsId}`)
+    const { lines } = outage
     const runtime = bed.iso.open(4)
     // Patience far beyond the test's own time limit: only the grace can end the wait.
     const engine = dispatcher({ db: runtime.db, provider: outage.provider, log: outage.log, recordPatienceSeconds: 3600, recordGraceOnStopMs: 500 })
     try {
-      const pass = engine.runOnce().catch(() => 0)
-      await until(() => logs.some((entry) => entry.level === 40 && /could not record the provider answer/.test(entry.msg)))
+      const pass = engine.runOnce()
+      await until(() => outage.has('could not record the provider outcome; retrying the write, not the send'))
       // Without the grace, stop() waits out the patience and the process's close timeout kills it mid-retry, with
       // nothing in the log but the warnings.
       await engine.stop()
@@ -208,20 +223,33 @@ describe('dispatch leases under faults', () => {
       await outage.end()
       await runtime.close()
     }
-    const givenUp = logs.find((entry) => entry.level === 50 && /given up unrecorded/.test(entry.msg))
-    expect(givenUp).toMatchObject({ smsId, attempt: 1, answer: { kind: 'accepted', refused: [] } })
-    const { accepted } = (givenUp!.answer as { accepted: { recipientIndex: number; messageId: string }[] })
-    const state = await messageState(bed.iso.owner, smsId!)
+    const sent = sentFor(smsId!)
+    const givenUp = lines.find((line) => line.level === 50 && /given up unrecorded/.test(line.msg))
+    expect(givenUp).toMatchObject({ smsId, attempt: 1, groups: [sent[0]!.groupId], outcome: { rest: { kind: 'none' }, sentGroupId: sent[0]!.groupId } })
     // Every recipient the provider took, with the id its delivery reports will carry; none of it recorded.
-    expect(accepted.map((entry) => entry.recipientIndex).sort()).toEqual(state.recipients.map((recipient) => recipient.recipientIndex).sort())
-    expect(accepted.every((entry) => /\S/.test(entry.messageId))).toBe(true)
-    expect(state.recipients.every((recipient) => recipient.providerMessageId === null)).toBe(true)
+    const { entries } = (givenUp!.outcome as { entries: { recipientIndex: number; messageId: string }[] })
+    expect(entries.map((entry) => [entry.recipientIndex, entry.messageId])).toEqual(sent.map((message) => [Number(message.customFields.svcRecipient), message.messageId]))
+    const unrecorded = await messageState(bed.iso.owner, smsId!)
+    expect(unrecorded.recipients.every((recipient) => recipient.providerMessageId === null)).toBe(true)
+    // The group was recorded before anything was added to it: whoever holds the message next reads it back.
+    expect(await openGroupOf(bed.iso.owner, smsId!)).toBe(sent[0]!.groupId)
+
+    const next = dispatcher()
+    await until(async () => {
+      await next.runOnce()
+      return (await messageState(bed.iso.owner, smsId!)).status !== 'PENDING'
+    })
+    expect(acceptedCounts(sentFor(smsId!))).toEqual({ 0: 1, 1: 1 })
     expect(callsFor(smsId!)).toBe(1)
+    const state = await messageState(bed.iso.owner, smsId!)
+    expect(state).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 2, claimToken: null })
+    expect(state.recipients.map((recipient) => recipient.providerMessageId)).toEqual(sent.map((message) => message.messageId))
   })
 
   itPostgres('stop() finishes the attempt in flight and leaves every other due message unclaimed', async () => {
     const ids = await insertMessages(3)
-    bed.fake.fail({ timeoutMs: 1000 }, 1)
+    // Answered within the time limit, late enough for stop() to find it in flight.
+    bed.fake.fail({ timeoutMs: 300, phase: 'send' }, 1)
     const engine = dispatcher({ concurrency: 1 })
     engine.kick()
     await until(() => bed.fake.holding() === 1)
@@ -229,6 +257,7 @@ describe('dispatch leases under faults', () => {
     const started = ids.filter((id) => callsFor(id) === 1)
     expect(started).toHaveLength(1)
     expect(await messageState(bed.iso.owner, started[0]!)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null })
+    expect(acceptedCounts(sentFor(started[0]!))).toEqual({ 0: 1, 1: 1 })
     for (const id of ids.filter((id) => !started.includes(id))) {
       expect(callsFor(id)).toBe(0)
       expect(await messageState(bed.iso.owner, id)).toMatchObject({ status: 'PENDING', dispatchAttempts: 0, claimToken: null })
@@ -248,5 +277,6 @@ describe('dispatch leases under faults', () => {
     expect(await messageState(bed.iso.owner, smsId!)).toMatchObject({ status: 'PENDING', dispatchAttempts: 0, claimToken: null })
     await dispatcher().runOnce()
     expect(callsFor(smsId!)).toBe(1)
+    expect(acceptedCounts(sentFor(smsId!))).toEqual({ 0: 1, 1: 1 })
   })
 })
