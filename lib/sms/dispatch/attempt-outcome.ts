@@ -77,6 +77,8 @@ export function createOutcomeWriter(options: OutcomeOptions): OutcomeWriter {
   function unsendableReason(message: UnsentClaim): string | null {
     if (message.expired) return `expired at ${message.discardAfter!.toISOString()} before it was handed to the provider`
     if (message.dispatchAttempts >= options.maxAttempts) {
+      // With a group open, the last attempt's outcome was unknown, and its group is read back before this applies.
+      if (message.openGroupId !== null) return `retries exhausted: attempt ${message.dispatchAttempts} left group ${message.openGroupId} unresolved`
       return `no outcome recorded for attempt ${message.dispatchAttempts} (the dispatching instance stopped)`
     }
     return null

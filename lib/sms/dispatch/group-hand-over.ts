@@ -85,13 +85,14 @@ export async function handOverInGroup(steps: HandOverSteps): Promise<HandOverOut
       }
     }
 
+    const placedAlready = new Set([...known, ...waiting].map((entry) => entry.recipientIndex))
+    const toAdd = request.messages.filter((message) => !placedAlready.has(message.recipientIndex))
     if (steps.sendNothingNew !== null) {
+      // The group read back accounts for every recipient: nothing is left to fail.
+      if (toAdd.length === 0 && waiting.length === 0) return outcome({ kind: 'none' })
       // Closed unsent: only this claim could send it, and it will not.
       return outcome({ kind: 'rejected', error: steps.sendNothingNew })
     }
-
-    const placedAlready = new Set([...known, ...waiting].map((entry) => entry.recipientIndex))
-    const toAdd = request.messages.filter((message) => !placedAlready.has(message.recipientIndex))
     if (groupId === null) {
       if (toAdd.length === 0) return outcome({ kind: 'none' })
       await steps.beforeCall()
