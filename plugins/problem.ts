@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { isDatabaseUnavailable } from '../db/errors.js'
 import { AppError } from '../lib/errors.js'
 import { sendProblem, toAppError } from '../lib/http/problem.js'
 
@@ -20,6 +21,9 @@ export default fp(
       if (request.raw.socket?.destroyed) {
         // The client hung up mid-request (its transaction was rolled back); nobody receives this answer.
         request.log.info({ code: problem.code, reason: error.message }, 'client went away before the answer')
+      } else if (isDatabaseUnavailable(error)) {
+        // 503 with Retry-After: the outage is logged once for the instance, not with a stack per refused request.
+        app.databaseOutage.refusedRequest(error, reply.elapsedTime)
       } else if (problem.status >= 500) {
         // Details stay in the log (with the request id); the client only sees the catalog text.
         request.log.error({ err: error }, 'request failed')
@@ -41,5 +45,5 @@ export default fp(
       return sendProblem(reply, new AppError('NOT_FOUND', `No endpoint ${request.method} ${path.slice(0, 200)}`))
     })
   },
-  { name: 'problem' },
+  { name: 'problem', dependencies: ['db'] },
 )

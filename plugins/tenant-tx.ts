@@ -1,5 +1,6 @@
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { isDatabaseUnavailable } from '../db/errors.js'
 import { openRequestTransaction, type RequestTransaction, type TenantTx, type TransactionEnd } from '../db/tenant-transaction.js'
 import { catalogErrorFor, refusalError } from '../lib/catalog-errors.js'
 import { AppError } from '../lib/errors.js'
@@ -161,6 +162,8 @@ export default fp(
       const { end, passage } = finished
       switch (end.outcome) {
         case 'committed':
+          // The cheapest proof that the database serves again: no query of its own, a comparison when all is well.
+          app.databaseOutage.reachable()
           for (const fn of passage.afterCommit) {
             // After-commit work (events, dispatch kicks) never delays or fails the answer.
             void Promise.resolve()
@@ -175,11 +178,15 @@ export default fp(
         case 'failed': {
           const error = catalogErrorFor(end.error) ?? new AppError('INTERNAL_ERROR')
           // A refusal the transaction's last statement carried with the commit (the daily quota) is an answer.
-          if (error.status >= 500) request.log.error({ err: end.error }, 'commit failed')
+          if (isDatabaseUnavailable(end.error)) app.databaseOutage.refusedRequest(end.error, reply.elapsedTime)
+          else if (error.status >= 500) request.log.error({ err: end.error }, 'commit failed')
           return replaceAnswer(reply, error)
         }
         case 'rolled-back':
-          if (end.brokenConnection) request.log.warn({ err: end.brokenConnection }, 'rollback failed')
+          if (!end.brokenConnection) return payload
+          if (!isDatabaseUnavailable(end.brokenConnection)) request.log.warn({ err: end.brokenConnection }, 'rollback failed')
+          // A 5xx was counted as a refused request when it was answered; a success or a 4xx still reached the client.
+          else if (reply.statusCode < 500) app.databaseOutage.failedWork('rollback', end.brokenConnection)
           return payload
         case 'not-opened':
           return payload

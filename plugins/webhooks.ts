@@ -41,6 +41,7 @@ export default fp<AppOptions>(
       concurrency: env.SVC_WEBHOOK_CONCURRENCY,
       resolve,
       metrics: app.metrics,
+      databaseOutage: app.databaseOutage,
     })
     const enabled = env.SVC_SMS_DISPATCHER === 'on'
     app.decorate('webhooks', {

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { KeyObject } from 'node:crypto'
 import { isIP } from 'node:net'
 import type { Kysely } from 'kysely'
+import { isDatabaseUnavailable } from '../../db/errors.js'
 import type { DB } from '../../db/schema.js'
 import { withTenant } from '../../db/tenant-transaction.js'
 import {
@@ -13,6 +14,7 @@ import {
   type ClaimedEvent,
   type EventClaim,
 } from '../../db/repos/webhook-events.js'
+import type { DatabaseOutage } from '../observability/database-outage.js'
 import { noMetrics, type MetricsRecorder } from '../observability/metrics.js'
 import { isPublicAddress } from './address-policy.js'
 import { hostOf } from './endpoint-url.js'
@@ -36,6 +38,8 @@ export interface DelivererOptions {
   /** Resolves the endpoint's host at each delivery; tests give a name that changes its answer. */
   resolve?: ResolveHost
   metrics?: MetricsRecorder
+  /** Where failures because the database is out of reach go instead of a line each (plugins/db.ts). */
+  databaseOutage?: Pick<DatabaseOutage, 'failedWork' | 'reachable'>
 }
 
 export interface Deliverer {
@@ -74,6 +78,7 @@ const describe = (outcome: { status: number } | { error: string }) => ('status' 
 export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
   const { db, log } = options
   const metrics = options.metrics ?? noMetrics
+  const outage = options.databaseOutage
   const resolve = options.resolve ?? systemResolve
   const leaseSeconds = Math.ceil(options.timeoutMs / 1000) + 30
   const agents = keepAliveAgents(options.concurrency)
@@ -138,7 +143,10 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
   /** Delivers one claim; `claimNext`: the worker then claims again (the loop), not in runOnce. */
   function start(claim: EventClaim, claimNext: boolean): Promise<void> {
     const running: Promise<void> = deliver(claim)
-      .catch((error: unknown) => log.error({ err: error, eventId: claim.eventId }, 'webhook delivery failed; its lease lapses and it is tried again'))
+      .catch((error: unknown) => {
+        if (outage && isDatabaseUnavailable(error)) outage.failedWork('webhooks', error)
+        else log.error({ err: error, eventId: claim.eventId }, 'webhook delivery failed; its lease lapses and it is tried again')
+      })
       .finally(() => {
         inFlight.delete(running)
         if (claimNext) kick()
@@ -160,6 +168,7 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
     startWaiting()
     while (!stopping && inFlight.size + waiting.length <= options.concurrency) {
       const claims = await claimDueEvents(db, 2 * options.concurrency - inFlight.size - waiting.length, leaseSeconds)
+      outage?.reachable()
       waiting.push(...claims)
       startWaiting()
       if (claims.length === 0) return
@@ -175,7 +184,10 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
     claiming = (async () => {
       do {
         again = false
-        await claimForFreeWorkers().catch((error: unknown) => log.warn({ err: error }, 'could not claim webhook events'))
+        await claimForFreeWorkers().catch((error: unknown) => {
+          if (outage && isDatabaseUnavailable(error)) outage.failedWork('webhooks', error)
+          else log.warn({ err: error }, 'could not claim webhook events')
+        })
       } while (again && !stopping)
     })().finally(() => {
       claiming = null

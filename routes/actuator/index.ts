@@ -1,16 +1,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
+import { isDatabaseUnavailable } from '../../db/errors.js'
 import { StringEnum } from '../../lib/http/response-types.js'
 
 const HealthSchema = Type.Object({ status: StringEnum(['UP', 'DOWN']) }, { $id: 'Health', examples: [{ status: 'UP' }] })
 const PROBE_TIMEOUT_MS = 2000
 
+/** The database did not answer a probe in time: as much an outage as a refused connection. */
+class ProbeTimedOut extends Error {
+  constructor() {
+    super('probe timed out')
+  }
+}
+
 function withinProbeTimeout(work: Promise<unknown>): Promise<unknown> {
-  return Promise.race([
-    work,
-    new Promise((_, reject) => setTimeout(() => reject(new Error('probe timed out')), PROBE_TIMEOUT_MS).unref()),
-  ])
+  return Promise.race([work, new Promise((_, reject) => setTimeout(() => reject(new ProbeTimedOut()), PROBE_TIMEOUT_MS).unref())])
 }
 
 const probeSchema = { tags: ['operations'], response: { 200: HealthSchema, 503: HealthSchema } }
@@ -18,13 +24,23 @@ const probeSchema = { tags: ['operations'], response: { 200: HealthSchema, 503: 
 const probeLog = { requestLog: 'debug' } as const
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
+  /**
+   * A probe that finds the database out of reach is part of the outage (one warning for the instance, not one with a
+   * stack per probe every few seconds); any other failure is logged as before. A probe that answers ends the outage.
+   */
+  const probeFailed = (request: FastifyRequest, probe: string, error: unknown) => {
+    if (error instanceof ProbeTimedOut || isDatabaseUnavailable(error)) app.databaseOutage.failedWork(probe, error)
+    else request.log.warn({ err: error }, `${probe} check failed`)
+  }
+
   const health = { ...probeSchema, operationId: 'getHealth', summary: 'UP when the database answers' }
   app.get('/health', { config: { access: 'public', ...probeLog }, schema: health }, async (request, reply) => {
     try {
       await withinProbeTimeout(sql`select 1`.execute(app.db))
+      app.databaseOutage.reachable()
       return { status: 'UP' as const }
     } catch (error) {
-      request.log.warn({ err: error }, 'health check failed')
+      probeFailed(request, 'health', error)
       return reply.code(503).send({ status: 'DOWN' as const })
     }
   })
@@ -48,9 +64,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       if (app.closing) return reply.code(503).send({ status: 'DOWN' as const })
       try {
         await withinProbeTimeout(app.database.probe())
+        app.databaseOutage.reachable()
         return { status: 'UP' as const }
       } catch (error) {
-        request.log.warn({ err: error }, 'readiness check failed')
+        probeFailed(request, 'readiness', error)
         return reply.code(503).send({ status: 'DOWN' as const })
       }
     },

@@ -67,8 +67,13 @@ describePostgres('an Idempotency-Key whose request lost the database', () => {
       const { tenant, owner: sender } = await academy(app)
       const key = newKey()
       const body = payload()
+      const mark = lines.length
       cutAfterClaim = true
       expectProblem(await send(app, sender, body, key), 503, 'SERVICE_UNAVAILABLE')
+      // The refusal, its broken rollback and the failed release: the outage's warning and the key's, no stack.
+      const during = lines.slice(mark)
+      expect(during.filter((line) => (line.level as number) >= 40).map((line) => line.msg)).toEqual(['database unreachable', RELEASE_WARNING])
+      expect(JSON.stringify(during)).not.toContain('stack')
       expect(await keyRows(tenant)).toEqual([expect.objectContaining({ key, state: 'IN_PROGRESS' })])
       expect(await messageRows(tenant)).toHaveLength(0)
       // Still cut off: the retry cannot even read the key.
