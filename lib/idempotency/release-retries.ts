@@ -29,7 +29,7 @@ export interface ReleaseRetries {
 const FIRST_DELAY_MS = 100
 const MAX_DELAY_MS = 2000
 
-const claimFields = (claim: Claim) => ({ tenantId: claim.scope.tenantId, userId: claim.scope.userId, route: claim.scope.route, key: claim.scope.key })
+const claimFields = ({ scope }: Claim) => ({ tenantId: scope.tenantId, userId: scope.userId, route: scope.route, key: scope.key })
 
 /**
  * A request that ends without a commit gives its key back so the client can retry at once. When the database is out
@@ -75,7 +75,8 @@ export function createReleaseRetries(options: ReleaseRetriesOptions): ReleaseRet
         await options.release(claim)
       } catch (error) {
         if (!isDatabaseUnavailable(error)) throw error
-        log.warn({ ...claimFields(claim), ...errorSummary(error), claimSeconds }, 'could not give an idempotency key back; retrying in the background')
+        const fields = { ...claimFields(claim), ...errorSummary(error), claimSeconds }
+        log.warn(fields, 'could not give an idempotency key back; retrying in the background')
         retryLater(claim, firstDelayMs)
       }
     },
