@@ -56,6 +56,34 @@ describe('background release of idempotency keys', () => {
     expect(fake.calls).toHaveLength(2)
   })
 
+  it('works through the waiting keys one at a time, and ends a pass at its first failure', async () => {
+    let down = true
+    let running = 0
+    let mostAtOnce = 0
+    const tried: string[] = []
+    const release = async (claim: Claim) => {
+      running++
+      mostAtOnce = Math.max(mostAtOnce, running)
+      tried.push(claim.scope.key)
+      await new Promise((resolve) => setTimeout(resolve, 2))
+      running--
+      if (down) throw unreachable()
+    }
+    const retries = createReleaseRetries({ release, claimSeconds: 30, log: quiet, firstDelayMs: 5, maxDelayMs: 10 })
+    const claims = ['a', 'b', 'c'].map((key) => ({ ...claimAt(new Date()), scope: { ...claimAt(new Date()).scope, key } }))
+    // Three requests end at once, each trying its own key on its way out.
+    await Promise.all(claims.map((claim) => retries.release(claim)))
+    tried.length = 0
+    mostAtOnce = 0
+    await until(() => tried.length >= 3)
+    // The database still out of reach: every pass stops at the first key.
+    expect(new Set(tried)).toEqual(new Set(['a']))
+    down = false
+    await until(() => retries.pending === 0)
+    expect(tried.slice(-3)).toEqual(['a', 'b', 'c'])
+    expect(mostAtOnce).toBe(1)
+  })
+
   it('rethrows any other failure at once and schedules nothing', async () => {
     const retries = createReleaseRetries({
       release: () => Promise.reject(new Error('a bug, not an outage')),
