@@ -32,6 +32,7 @@ export default fp(
       retryBaseSeconds: env.SVC_SMS_RETRY_BASE_SECONDS,
       leaseSeconds: env.SVC_SMS_LEASE_SECONDS,
       metrics: app.metrics,
+      databaseOutage: app.databaseOutage,
       systemSender: env.SVC_SMS_SYSTEM_SENDER ?? null,
       timeZone: env.SVC_TIME_ZONE,
       clock: app.clock,

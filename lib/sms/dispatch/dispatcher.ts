@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import { isDatabaseUnavailable } from '../../../db/errors.js'
 import {
   claimDueMessages,
   findUnsentRecipients,
@@ -21,6 +22,8 @@ import { applyDeliveryReports } from '../delivery/apply-reports.js'
 import type { GroupOwner, OutgoingSms, SendRequest, SmsProvider } from '../providers/provider.js'
 import { systemClock, type Clock } from '../../clock.js'
 import { DEFAULT_TIME_ZONE } from '../../env.js'
+import type { DatabaseOutage } from '../../observability/database-outage.js'
+import { errorSummary } from '../../observability/error-summary.js'
 import { noMetrics, type MetricsRecorder } from '../../observability/metrics.js'
 import { DISPATCH_RECORD_GRACE_MS } from '../../shutdown-budget.js'
 import { frameAdvertisement } from '../advertising.js'
@@ -58,6 +61,8 @@ export interface DispatcherOptions {
   recordGraceOnStopMs?: number
   /** Provider calls and retries are counted here (plugins/metrics.ts). */
   metrics?: MetricsRecorder
+  /** Where failures because the database is out of reach go instead of a line each (plugins/db.ts). */
+  databaseOutage?: Pick<DatabaseOutage, 'failedWork' | 'reachable'>
   /**
    * SVC_SMS_SYSTEM_SENDER: a system message from this number is not held for the tenant's sender number
    * (db/repos/dispatch-hold.ts). Default none.
@@ -130,6 +135,14 @@ function groupsOf(outcome: HandOverOutcome): string[] {
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { db, provider, log } = options
   const metrics = options.metrics ?? noMetrics
+  /**
+   * A failure because the database is out of reach is counted in the outage (one warn when it starts, one info when it
+   * ends) instead of a line with a stack each; any other failure is logged by `otherwise`.
+   */
+  const unlessOutage = (error: unknown, otherwise: () => void) => {
+    if (options.databaseOutage && isDatabaseUnavailable(error)) options.databaseOutage.failedWork('dispatch', error)
+    else otherwise()
+  }
   const leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
   const recordPatienceMs = (options.recordPatienceSeconds ?? DEFAULT_RECORD_PATIENCE_SECONDS) * 1000
@@ -219,7 +232,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       recorded = await writePatiently(
         () => withTenant(db, claim.tenantId, (trx) => outcomes.record(trx, claim, prepared.attempt, outcome, answeredAt)),
         recordPatienceMs,
-        (error, delayMs) => log.warn({ err: error, ...context, delayMs }, 'could not record the provider outcome; retrying the write, not the send'),
+        // Kept per retry (it names the groups an operator reconciles by), but without a stack: the cause is the outage.
+        (error, delayMs) =>
+          log.warn({ ...errorSummary(error), ...context, delayMs }, 'could not record the provider outcome; retrying the write, not the send'),
         stopGraceOver.signal,
       )
     } catch (error) {
@@ -236,7 +251,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       claimedAt,
       renew: () => withTenant(db, claim.tenantId, (trx) => renewLease(trx, claim, leaseSeconds)),
       onLost: () => log.warn({ smsId: claim.smsId }, 'dispatch claim taken over while its attempt ran'),
-      onError: (error) => log.warn({ err: error, smsId: claim.smsId }, 'could not renew the dispatch lease'),
+      onError: (error) => unlessOutage(error, () => log.warn({ err: error, smsId: claim.smsId }, 'could not renew the dispatch lease')),
     })
   }
 
@@ -313,14 +328,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   async function release(claim: Claim): Promise<void> {
     await withTenant(db, claim.tenantId, (trx) => releaseClaim(trx, claim)).catch((error: unknown) =>
-      log.error({ err: error, smsId: claim.smsId }, 'could not release dispatch claim'),
+      unlessOutage(error, () => log.error({ err: error, smsId: claim.smsId }, 'could not release dispatch claim')),
     )
   }
 
   /** Runs one claim's attempt, tracked for stop(); never rejects (a failure is logged, its lease lapses). */
   function track(claim: Claim, claimedAt: number): Promise<AttemptKind | 'failed' | null> {
     const running = attempt(claim, claimedAt).catch((error: unknown) => {
-      log.error({ err: error, smsId: claim.smsId }, 'dispatch of a message failed; its lease lapses and the next holder takes it over')
+      unlessOutage(error, () =>
+        log.error({ err: error, smsId: claim.smsId }, 'dispatch of a message failed; its lease lapses and the next holder takes it over'),
+      )
       return 'failed' as const
     })
     const settled = running.then(() => undefined)
@@ -333,6 +350,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function claimFor(free: number): Promise<{ claims: Claim[]; claimedAt: number }> {
     const claimedAt = performance.now()
     const claims = await claimDueMessages(db, Math.min(free, options.batchSize), leaseSeconds, systemSender, advertisingOpen())
+    options.databaseOutage?.reachable()
     return { claims, claimedAt }
   }
 
@@ -386,7 +404,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     backlog = true
     if (claiming) return
     claiming = claimForFreeWorkers()
-      .catch((error: unknown) => log.error({ err: error }, 'dispatch claim failed'))
+      .catch((error: unknown) => unlessOutage(error, () => log.error({ err: error }, 'dispatch claim failed')))
       .finally(() => {
         claiming = null
         // A worker freed (or a kick) while this claim ran still gets its claim.
