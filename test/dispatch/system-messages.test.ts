@@ -306,7 +306,11 @@ describe('the mock provider and system messages', () => {
     const lines: string[] = []
     const log = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) })
     const env = loadEnv({ NODE_ENV: nodeEnv, SVC_JWT_SECRET: 'a-secret-of-at-least-thirty-two-bytes!!' })
-    expect(await createProvider(env, log).send(request(kind))).toMatchObject({ kind: 'accepted' })
+    const provider = createProvider(env, log)
+    const created = await provider.createGroup(request(kind))
+    if (created.kind !== 'ok') throw new Error('the mock refused to create a group')
+    expect(await provider.addMessages(created.groupId, request(kind))).toMatchObject({ kind: 'ok' })
+    expect(await provider.sendGroup(created.groupId)).toMatchObject({ kind: 'ok' })
     return lines
   }
 

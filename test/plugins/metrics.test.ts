@@ -119,7 +119,15 @@ describe('GET /metrics', () => {
     const tenant = await insertTenantAndSender(iso.owner)
     await insertPendingMessage(iso.owner, tenant)
     const before = await scrape()
-    const busy: SmsProvider = { name: 'extsms', send: async () => ({ kind: 'retryable', error: 'provider busy' }) }
+    const unavailable = async () => ({ kind: 'retryable' as const, error: 'provider busy' })
+    const busy: SmsProvider = {
+      name: 'extsms',
+      callTimeoutMs: 0,
+      createGroup: unavailable,
+      addMessages: unavailable,
+      sendGroup: unavailable,
+      readGroup: unavailable,
+    }
     const dispatcher = createDispatcher({
       db: app.db,
       provider: busy,

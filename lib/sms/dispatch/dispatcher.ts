@@ -443,7 +443,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     kick,
     runOnce,
     async processClaim(claim) {
-      await track(claim, performance.now())
+      // Tracked for stop() like any attempt, but its failure reaches the caller (tests drive claims directly).
+      const running = attempt(claim, performance.now())
+      const settled = running.then(
+        () => undefined,
+        () => undefined,
+      )
+      attempts.add(settled)
+      void settled.finally(() => attempts.delete(settled))
+      await running
     },
     async stop() {
       stopping = true
