@@ -1,8 +1,11 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import pino from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { loadEnv } from '../../../lib/env.js'
 import { createExtSmsProvider } from '../../../lib/sms/providers/extsms.js'
-import type { OutgoingSms, SendRequest, SmsProvider } from '../../../lib/sms/providers/provider.js'
+import { createProvider } from '../../../lib/sms/providers/index.js'
+import type { CallFailure, GroupEntry, OutgoingSms, SendRequest, SmsProvider } from '../../../lib/sms/providers/provider.js'
 import { startFakeExtSms, type FakeExtSms } from '../../fakes/extsms-server.js'
 
 const credentials = { apiKey: 'test-key', apiSecret: 'test-secret-value' }
@@ -22,6 +25,30 @@ function request(messages: OutgoingSms[]): SendRequest {
   return { tenantSlug: 'acme', smsId: 42, kind: 'STAFF', messages }
 }
 
+type Sent =
+  | { kind: 'accepted'; groupId: string; accepted: GroupEntry[]; refused: GroupEntry[] }
+  | CallFailure
+
+/**
+ * The adapter's phases in a row, as one attempt uses them: create, add, send. Most rules of the adapter (the body,
+ * the signature, how answers are read) are the same in each phase, so they are checked through this.
+ */
+async function sendInGroup(provider: SmsProvider, sending: SendRequest): Promise<Sent> {
+  const created = await provider.createGroup(sending)
+  if (created.kind !== 'ok') return created
+  const added = await provider.addMessages(created.groupId, sending)
+  if (added.kind !== 'ok') return added
+  const sent = await provider.sendGroup(created.groupId)
+  if (sent.kind !== 'ok') return sent
+  const taken = (entry: GroupEntry) => entry.statusCode === '2000'
+  return {
+    kind: 'accepted',
+    groupId: created.groupId,
+    accepted: added.entries.filter(taken),
+    refused: added.entries.filter((entry) => !taken(entry)),
+  }
+}
+
 describe('extsms provider', () => {
   let fake: FakeExtSms
   let provider: SmsProvider
@@ -36,7 +63,7 @@ describe('extsms provider', () => {
   })
 
   it('sends every message and returns the provider ids', async () => {
-    const result = await provider.send(request([message(0), message(1), message(2)]))
+    const result = await sendInGroup(provider, request([message(0), message(1), message(2)]))
 
     expect(result.kind).toBe('accepted')
     if (result.kind !== 'accepted') return
@@ -51,7 +78,7 @@ describe('extsms provider', () => {
   })
 
   it('posts the documented body with custom fields', async () => {
-    await provider.send(request([message(0), message(5)]))
+    await sendInGroup(provider, request([message(0), message(5)]))
 
     expect(fake.requests).toHaveLength(1)
     expect(fake.requests[0]?.raw).toEqual({
@@ -71,38 +98,37 @@ describe('extsms provider', () => {
           customFields: { svcTenant: 'acme', svcSmsId: '42', svcRecipient: '5' },
         },
       ],
-      allowDuplicates: true,
-      showMessageList: true,
     })
     expect(fake.requests[0]?.headers['content-type']).toBe('application/json')
   })
 
   it('signs every call afresh', async () => {
-    await provider.send(request([message(0)]))
-    await provider.send(request([message(0)]))
+    await sendInGroup(provider, request([message(0)]))
+    await sendInGroup(provider, request([message(0)]))
 
-    const headers = fake.requests.map((call) => call.headers.authorization)
-    expect(headers).toHaveLength(2)
+    const headers = fake.calls.map((call) => call.headers.authorization)
+    expect(headers).toHaveLength(6)
+    expect(new Set(headers).size).toBe(6)
     expect(headers[0]).toMatch(/^HMAC-SHA256 apiKey=test-key, date=\S+, salt=[0-9A-Za-z]{32}, signature=[0-9a-f]{64}$/)
     expect(headers[0]).not.toBe(headers[1])
   })
 
   it('sends an LMS with its type and subject', async () => {
     const text = '가'.repeat(100)
-    const result = await provider.send(request([message(0, { type: 'LMS', text, subject: 'Notice' })]))
+    const result = await sendInGroup(provider, request([message(0, { type: 'LMS', text, subject: 'Notice' })]))
 
     expect(result.kind).toBe('accepted')
     expect(fake.sentMessages[0]).toMatchObject({ type: 'LMS', subject: 'Notice', text })
   })
 
   it('cuts an LMS subject to 40 bytes', async () => {
-    await provider.send(request([message(0, { type: 'LMS', text: 'long text', subject: '공지'.repeat(15) })]))
+    await sendInGroup(provider, request([message(0, { type: 'LMS', text: 'long text', subject: '공지'.repeat(15) })]))
 
     expect(fake.sentMessages[0]?.subject).toBe('공지'.repeat(10))
   })
 
   it('never sends a subject with an SMS', async () => {
-    const result = await provider.send(request([message(0, { subject: 'ignored' })]))
+    const result = await sendInGroup(provider, request([message(0, { subject: 'ignored' })]))
 
     expect(result.kind).toBe('accepted')
     expect(fake.sentMessages[0]).not.toHaveProperty('subject')
@@ -111,7 +137,7 @@ describe('extsms provider', () => {
   it('reports per-message refusals next to the accepted messages', async () => {
     fake.fail({ refuse: (sent) => (sent.customFields.svcRecipient === '1' ? '1062' : null) })
 
-    const result = await provider.send(request([message(0), message(1), message(2)]))
+    const result = await sendInGroup(provider, request([message(0), message(1), message(2)]))
 
     expect(result).toMatchObject({
       kind: 'accepted',
@@ -125,7 +151,7 @@ describe('extsms provider', () => {
   it('reports a call where every message is refused as accepted with only refusals', async () => {
     fake.fail({ refuse: () => '1062' })
 
-    const result = await provider.send(request([message(0), message(1)]))
+    const result = await sendInGroup(provider, request([message(0), message(1)]))
 
     expect(result).toMatchObject({ kind: 'accepted', accepted: [] })
     if (result.kind === 'accepted') expect(result.refused.map((entry) => entry.recipientIndex)).toEqual([0, 1])
@@ -134,7 +160,7 @@ describe('extsms provider', () => {
   it.each([503, 500, 502])('treats HTTP %i as retryable', async (status) => {
     fake.fail({ status }, 1)
 
-    const result = await provider.send(request([message(0)]))
+    const result = await sendInGroup(provider, request([message(0)]))
 
     expect(result).toMatchObject({ kind: 'retryable', error: expect.stringContaining(`HTTP ${status}`) })
     expect(fake.sentMessages).toEqual([])
@@ -143,7 +169,7 @@ describe('extsms provider', () => {
   it('treats HTTP 429 as retryable', async () => {
     fake.fail({ status: 429 }, 1)
 
-    expect(await provider.send(request([message(0)]))).toMatchObject({
+    expect(await sendInGroup(provider, request([message(0)]))).toMatchObject({
       kind: 'retryable',
       error: expect.stringContaining('TooManyRequests'),
     })
@@ -152,14 +178,14 @@ describe('extsms provider', () => {
   it('succeeds on the next call once a fault is used up', async () => {
     fake.fail({ status: 503 }, 1)
 
-    expect((await provider.send(request([message(0)]))).kind).toBe('retryable')
-    expect((await provider.send(request([message(0)]))).kind).toBe('accepted')
+    expect((await sendInGroup(provider, request([message(0)]))).kind).toBe('retryable')
+    expect((await sendInGroup(provider, request([message(0)]))).kind).toBe('accepted')
   })
 
   it('treats HTTP 400 as rejected with the provider error code and message', async () => {
     fake.fail({ status: 400, errorCode: 'ValidationError', errorMessage: 'to is invalid' })
 
-    expect(await provider.send(request([message(0)]))).toEqual({
+    expect(await sendInGroup(provider, request([message(0)]))).toEqual({
       kind: 'rejected',
       error: 'ValidationError: to is invalid (HTTP 400)',
     })
@@ -168,7 +194,7 @@ describe('extsms provider', () => {
   it('treats HTTP 402 as rejected', async () => {
     fake.fail({ status: 402 })
 
-    expect(await provider.send(request([message(0)]))).toMatchObject({
+    expect(await sendInGroup(provider, request([message(0)]))).toMatchObject({
       kind: 'rejected',
       error: expect.stringMatching(/^NotEnoughBalance: /),
     })
@@ -178,7 +204,7 @@ describe('extsms provider', () => {
     const impatient = createExtSmsProvider({ ...credentials, baseUrl: fake.url, timeoutMs: 200 })
     fake.fail({ timeoutMs: 2_000 }, 1)
 
-    const result = await impatient.send(request([message(0)]))
+    const result = await sendInGroup(impatient, request([message(0)]))
 
     expect(result).toEqual({ kind: 'retryable', error: 'no answer from the provider within 200 ms' })
   })
@@ -190,7 +216,7 @@ describe('extsms provider', () => {
     await closed.close()
     const unreachable = createExtSmsProvider({ ...credentials, baseUrl: closed.url, timeoutMs: 2_000 })
 
-    expect(await unreachable.send(request([message(0)]))).toMatchObject({
+    expect(await sendInGroup(unreachable, request([message(0)]))).toMatchObject({
       kind: 'retryable',
       error: expect.stringMatching(/^network error: /),
     })
@@ -200,11 +226,11 @@ describe('extsms provider', () => {
     const wrongSecret = createExtSmsProvider({ ...credentials, apiSecret: 'other', baseUrl: fake.url })
     const wrongKey = createExtSmsProvider({ ...credentials, apiKey: 'other', baseUrl: fake.url })
 
-    expect(await wrongSecret.send(request([message(0)]))).toEqual({
+    expect(await sendInGroup(wrongSecret, request([message(0)]))).toEqual({
       kind: 'rejected',
       error: 'SignatureDoesNotMatch: authentication failed (HTTP 403)',
     })
-    expect(await wrongKey.send(request([message(0)]))).toMatchObject({
+    expect(await sendInGroup(wrongKey, request([message(0)]))).toMatchObject({
       kind: 'rejected',
       error: expect.stringMatching(/^InvalidAPIKey: /),
     })
@@ -213,14 +239,14 @@ describe('extsms provider', () => {
 
   it('does not follow a redirect with the signed request', async () => {
     const redirector = createServer((_request, response) => {
-      response.writeHead(307, { location: `${fake.url}/messages/v4/send-many/detail` }).end()
+      response.writeHead(307, { location: `${fake.url}/messages/v4/groups` }).end()
     })
     await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve))
     const { port } = redirector.address() as AddressInfo
     try {
       const redirected = createExtSmsProvider({ ...credentials, baseUrl: `http://127.0.0.1:${port}` })
 
-      expect(await redirected.send(request([message(0)]))).toEqual({ kind: 'rejected', error: 'HTTP 307' })
+      expect(await sendInGroup(redirected, request([message(0)]))).toEqual({ kind: 'rejected', error: 'HTTP 307' })
       expect(fake.calls).toEqual([])
     } finally {
       await new Promise((resolve) => redirector.close(resolve))
@@ -230,26 +256,125 @@ describe('extsms provider', () => {
   it('accepts a base URL with a trailing slash', async () => {
     const slashed = createExtSmsProvider({ ...credentials, baseUrl: `${fake.url}/` })
 
-    expect((await slashed.send(request([message(0)]))).kind).toBe('accepted')
+    expect((await sendInGroup(slashed, request([message(0)]))).kind).toBe('accepted')
   })
 
-  it('refuses an empty send, an oversized send and duplicate indexes without calling the provider', async () => {
-    await expect(provider.send(request([]))).rejects.toThrow(RangeError)
+  it('refuses an empty add, an oversized add and duplicate indexes without calling the provider', async () => {
+    const group = 'G4V20260101000000AAAAAAAAAAAAAAA'
+    await expect(provider.addMessages(group, request([]))).rejects.toThrow(RangeError)
     const tooMany = Array.from({ length: 10_001 }, (_, index) => message(index))
-    await expect(provider.send(request(tooMany))).rejects.toThrow(RangeError)
-    await expect(provider.send(request([message(1), message(1)]))).rejects.toThrow(RangeError)
+    await expect(provider.addMessages(group, request(tooMany))).rejects.toThrow(RangeError)
+    await expect(provider.addMessages(group, request([message(1), message(1)]))).rejects.toThrow(RangeError)
     expect(fake.calls).toEqual([])
   })
 
-  it('sends 10,000 messages in one call', async () => {
+  it('calls each phase on its documented path: create, add, send', async () => {
+    await sendInGroup(provider, request([message(0)]))
+
+    const [create, add, send] = fake.calls
+    const groupId = [...fake.groups.keys()][0]!
+    expect([create?.method, create?.path]).toEqual(['POST', '/messages/v4/groups'])
+    expect([add?.method, add?.path]).toEqual(['PUT', `/messages/v4/groups/${groupId}/messages`])
+    expect([send?.method, send?.path]).toEqual(['POST', `/messages/v4/groups/${groupId}/send`])
+    expect(fake.groups.get(groupId)?.status).toBe('SENDING')
+  })
+
+  it('creates a group that sends nothing until it is filled and sent', async () => {
+    const created = await provider.createGroup(request([]))
+    expect(created).toMatchObject({ kind: 'ok', groupId: expect.stringMatching(/^G4V/) })
+    if (created.kind !== 'ok') return
+    expect(await provider.addMessages(created.groupId, request([message(0), message(1)]))).toMatchObject({ kind: 'ok' })
+    expect(fake.sentMessages).toEqual([])
+    expect(await provider.readGroup(created.groupId, [message(0), message(1)])).toMatchObject({ kind: 'ok', sent: false })
+  })
+
+  it('is refused a second send of one group, and never delivers it twice', async () => {
+    const first = await sendInGroup(provider, request([message(0)]))
+    if (first.kind !== 'accepted') throw new Error('not sent')
+
+    expect(await provider.sendGroup(first.groupId)).toMatchObject({ kind: 'rejected', error: expect.stringContaining('HTTP 400') })
+    expect(fake.sentMessages).toHaveLength(1)
+  })
+
+  it('reads a sent group back across pages, taken and refused entries matched to their recipients', async () => {
+    fake.fail({ refuse: (sent) => (sent.customFields.svcRecipient === '700' ? '1062' : null) })
+    const messages = Array.from({ length: 1_200 }, (_, index) => message(index))
+    const sent = await sendInGroup(provider, request(messages))
+    if (sent.kind !== 'accepted') throw new Error('not sent')
+    fake.reset()
+    const callsBefore = fake.calls.length
+
+    const read = await provider.readGroup(sent.groupId, messages)
+
+    expect(read).toMatchObject({ kind: 'ok', sent: true })
+    if (read.kind !== 'ok') return
+    expect(read.entries).toHaveLength(1_200)
+    expect(read.entries.find((entry) => entry.recipientIndex === 700)).toMatchObject({ statusCode: '1062' })
+    expect(new Set(read.entries.map((entry) => entry.recipientIndex)).size).toBe(1_200)
+    // The group itself, then three pages of at most 500.
+    expect(fake.calls.slice(callsBefore).map((call) => call.path.split('?')[0]!.split('/').pop())).toEqual([
+      sent.groupId,
+      'messages',
+      'messages',
+      'messages',
+    ])
+  })
+
+  it('reads only the recipients asked about, matched by number when the echo is missing', async () => {
+    fake.fail({ refuse: () => null, omitCustomFields: true })
+    const sent = await sendInGroup(provider, request([message(0), message(1), message(2)]))
+    if (sent.kind !== 'accepted') throw new Error('not sent')
+
+    const read = await provider.readGroup(sent.groupId, [message(2)])
+
+    expect(read).toMatchObject({ kind: 'ok', sent: true, entries: [{ recipientIndex: 2, statusCode: '2000' }] })
+  })
+
+  it('reads a group the provider does not know as missing, and a failing read as retryable', async () => {
+    expect(await provider.readGroup('G4V20260101000000AAAAAAAAAAAAAAA', [message(0)])).toEqual({ kind: 'missing' })
+    fake.fail({ status: 503, phase: 'read' }, 1)
+    expect(await provider.readGroup('G4V20260101000000AAAAAAAAAAAAAAA', [message(0)])).toMatchObject({ kind: 'retryable' })
+  })
+
+  it('answers retryable when the send is answered after its time limit, though the group went out', async () => {
+    const impatient = createExtSmsProvider({ ...credentials, baseUrl: fake.url, timeoutMs: 200 })
+    fake.fail({ timeoutMs: 1_000, phase: 'send' }, 1)
+
+    expect(await sendInGroup(impatient, request([message(0)]))).toEqual({
+      kind: 'retryable',
+      error: 'no answer from the provider within 200 ms',
+    })
+    // Which is why the dispatcher reads the group back rather than sending again.
+    expect(fake.sentMessages).toHaveLength(1)
+    expect(impatient.callTimeoutMs).toBe(200)
+  })
+
+  it('adds 10,000 messages in one call', async () => {
     const messages = Array.from({ length: 10_000 }, (_, index) => message(index))
     // What is tested is one call carrying them all; on a loaded machine building and parsing it can take over 2 s.
     const patient = createExtSmsProvider({ ...credentials, baseUrl: fake.url, timeoutMs: 20_000 })
 
-    const result = await patient.send(request(messages))
+    const result = await sendInGroup(patient, request(messages))
 
     expect(result.kind).toBe('accepted')
     if (result.kind === 'accepted') expect(result.accepted).toHaveLength(10_000)
     expect(fake.requests).toHaveLength(1)
+  })
+})
+
+describe('the configured provider', () => {
+  it('takes its time limit for one call from SVC_SMS_PROVIDER_TIMEOUT_MS', () => {
+    const env = loadEnv({
+      NODE_ENV: 'test',
+      SVC_JWT_SECRET: 'a-secret-of-at-least-thirty-two-bytes!!',
+      SVC_SMS_PROVIDER: 'extsms',
+      SVC_SMS_EXTSMS_API_KEY: 'key',
+      SVC_SMS_EXTSMS_API_SECRET: 'secret',
+      SVC_SMS_EXTSMS_BASE_URL: 'http://127.0.0.1:9',
+      SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 'token',
+      SVC_SMS_PROVIDER_TIMEOUT_MS: '2500',
+    })
+    expect(createProvider(env, pino({ level: 'silent' })).callTimeoutMs).toBe(2500)
+    expect(createProvider({ ...env, SVC_SMS_PROVIDER_TIMEOUT_MS: 10_000 }, pino({ level: 'silent' })).callTimeoutMs).toBe(10_000)
   })
 })
