@@ -12,7 +12,7 @@ import {
 } from './extsms-server.js'
 
 const credentials = { apiKey: 'fake-key', apiSecret: 'fake-secret' }
-const PATH = '/messages/v4/send-many/detail'
+const GROUPS = '/messages/v4/groups'
 
 function smsBody(count = 1, overrides: Record<string, unknown> = {}) {
   return {
@@ -24,8 +24,6 @@ function smsBody(count = 1, overrides: Record<string, unknown> = {}) {
       customFields: { svcTenant: 'acme', svcSmsId: '1', svcRecipient: String(index) },
       ...overrides,
     })),
-    allowDuplicates: true,
-    showMessageList: true,
   }
 }
 
@@ -40,25 +38,56 @@ describe('fake extsms server', () => {
     await fake.close()
   })
 
-  async function post(body: unknown, authorization = authorizationHeader(credentials.apiKey, credentials.apiSecret)) {
-    const response = await fetch(`${fake.url}${PATH}`, {
-      method: 'POST',
+  const sign = () => authorizationHeader(credentials.apiKey, credentials.apiSecret)
+
+  async function call(method: string, path: string, body?: unknown, authorization = sign(), signal?: AbortSignal) {
+    const response = await fetch(`${fake.url}${path}`, {
+      method,
       headers: { authorization, 'content-type': 'application/json' },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      ...(signal ? { signal } : {}),
     })
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+    return { status: response.status, body: (await response.json()) as Record<string, any> }
   }
 
-  it('answers a signed send with the documented 200 body', async () => {
-    const { status, body } = await post(smsBody(2))
+  const create = (authorization?: string) => call('POST', GROUPS, { allowDuplicates: true }, authorization)
+  async function newGroup(): Promise<string> {
+    const { body } = await create()
+    return body.groupId as string
+  }
+  const add = (groupId: string, body: unknown) => call('PUT', `${GROUPS}/${groupId}/messages`, body)
+  const send = (groupId: string) => call('POST', `${GROUPS}/${groupId}/send`)
 
-    expect(status).toBe(200)
-    expect(body).toMatchObject({
-      groupInfo: { status: 'SENDING', count: { total: 2, registeredSuccess: 2, registeredFailed: 0 } },
-      failedMessageList: [],
-    })
-    expect(body.messageList).toHaveLength(2)
+  it('creates, fills and sends a group once; nothing goes out before the send', async () => {
+    const created = await create()
+    expect(created).toMatchObject({ status: 200, body: { groupId: expect.stringMatching(/^G4V/), status: 'PENDING' } })
+    const groupId = created.body.groupId as string
+
+    const added = await add(groupId, smsBody(2))
+    expect(added).toMatchObject({ status: 200, body: { errorCount: 0 } })
+    expect(added.body.resultList).toMatchObject([
+      { statusCode: '2000', messageId: expect.stringMatching(/^M4V/), customFields: { svcRecipient: '0' } },
+      { statusCode: '2000', customFields: { svcRecipient: '1' } },
+    ])
+    expect(fake.sentMessages).toEqual([])
+    expect((await call('GET', `${GROUPS}/${groupId}`)).body).toMatchObject({ status: 'PENDING', count: { total: 2 } })
+
+    expect(await send(groupId)).toMatchObject({ status: 200, body: { status: 'SENDING' } })
     expect(fake.sentMessages.map((sent) => sent.customFields.svcRecipient)).toEqual(['0', '1'])
+    expect(await send(groupId)).toMatchObject({ status: 400, body: { errorCode: 'GroupAlreadySent' } })
+    expect((await add(groupId, smsBody(1))).status).toBe(400)
+    expect(fake.sentMessages).toHaveLength(2)
+  })
+
+  it("pages a group's messages by nextKey, and answers 404 for an unknown group", async () => {
+    const groupId = await newGroup()
+    await add(groupId, smsBody(3))
+    const first = await call('GET', `${GROUPS}/${groupId}/messages?limit=2`)
+    expect(Object.keys(first.body.messageList)).toHaveLength(2)
+    const second = await call('GET', `${GROUPS}/${groupId}/messages?limit=2&startKey=${first.body.nextKey}`)
+    expect(Object.keys(second.body.messageList)).toHaveLength(1)
+    expect(second.body.nextKey).toBeNull()
+    expect((await call('GET', `${GROUPS}/G4V20260101000000AAAAAAAAAAAAAAA`)).status).toBe(404)
   })
 
   it('rejects a missing, malformed or wrongly signed header with 403', async () => {
@@ -66,44 +95,47 @@ describe('fake extsms server', () => {
     const salt = 'abcdefghijklmnop'
     const wrong = createHmac('sha256', 'nope').update(date + salt).digest('hex')
 
-    expect((await post(smsBody(), '')).body.errorCode).toBe('InvalidAPIKey')
-    expect((await post(smsBody(), 'Bearer x')).status).toBe(403)
+    expect((await create('')).body.errorCode).toBe('InvalidAPIKey')
+    expect((await create('Bearer x')).status).toBe(403)
     const forged = `HMAC-SHA256 apiKey=fake-key, date=${date}, salt=${salt}, signature=${wrong}`
-    expect(await post(smsBody(), forged)).toMatchObject({ status: 403, body: { errorCode: 'SignatureDoesNotMatch' } })
-    expect(fake.sentMessages).toEqual([])
+    expect(await create(forged)).toMatchObject({ status: 403, body: { errorCode: 'SignatureDoesNotMatch' } })
+    expect(fake.groups.size).toBe(0)
   })
 
   it('rejects a reused signature', async () => {
-    const header = authorizationHeader(credentials.apiKey, credentials.apiSecret)
+    const header = sign()
 
-    expect((await post(smsBody(), header)).status).toBe(200)
-    expect(await post(smsBody(), header)).toMatchObject({ status: 403, body: { errorCode: 'DuplicatedSignature' } })
+    expect((await create(header)).status).toBe(200)
+    expect(await create(header)).toMatchObject({ status: 403, body: { errorCode: 'DuplicatedSignature' } })
   })
 
   it('allows 15 minutes of clock skew and no more', async () => {
     const at = (minutes: number) => new Date(Date.now() + minutes * 60_000)
-    const sign = (date: Date) => authorizationHeader(credentials.apiKey, credentials.apiSecret, date)
+    const signAt = (date: Date) => authorizationHeader(credentials.apiKey, credentials.apiSecret, date)
 
-    expect((await post(smsBody(), sign(at(-14)))).status).toBe(200)
-    expect((await post(smsBody(), sign(at(14)))).status).toBe(200)
-    expect((await post(smsBody(), sign(at(-16)))).body.errorCode).toBe('RequestTimeTooSkewed')
-    expect((await post(smsBody(), sign(at(16)))).body.errorCode).toBe('RequestTimeTooSkewed')
+    expect((await create(signAt(at(-14)))).status).toBe(200)
+    expect((await create(signAt(at(14)))).status).toBe(200)
+    expect((await create(signAt(at(-16)))).body.errorCode).toBe('RequestTimeTooSkewed')
+    expect((await create(signAt(at(16)))).body.errorCode).toBe('RequestTimeTooSkewed')
   })
 
-  it('validates the body', async () => {
-    expect(await post('{not json')).toMatchObject({ status: 400, body: { errorCode: 'ValidationError' } })
-    expect((await post({ messages: [] })).status).toBe(400)
-    expect((await post(smsBody(1, { to: '010-1234-5678' }))).status).toBe(400)
-    expect((await post(smsBody(1, { subject: 'no subject on SMS' }))).status).toBe(400)
-    expect(await post(smsBody(10_001))).toMatchObject({ status: 413, body: { errorCode: 'RecipientsTooMany' } })
+  it('validates the body of an add', async () => {
+    const groupId = await newGroup()
+    expect(await add(groupId, '{not json')).toMatchObject({ status: 400, body: { errorCode: 'ValidationError' } })
+    expect((await add(groupId, { messages: [] })).status).toBe(400)
+    expect((await add(groupId, smsBody(1, { to: '010-1234-5678' }))).status).toBe(400)
+    expect((await add(groupId, smsBody(1, { subject: 'no subject on SMS' }))).status).toBe(400)
+    expect(await add(groupId, smsBody(10_001))).toMatchObject({ status: 413, body: { errorCode: 'RecipientsTooMany' } })
   })
 
-  it('refuses an SMS that is too long or carries an emoji, as the provider does', async () => {
-    const { body } = await post({
+  it('refuses an SMS that is too long or carries an emoji at the add, as the provider does, and never sends it', async () => {
+    const groupId = await newGroup()
+    const { body } = await add(groupId, {
       messages: [smsBody(1, { text: 'a'.repeat(91) }).messages[0], smsBody(1, { text: 'hi 😀' }).messages[0]],
     })
-
-    expect(body.failedMessageList).toMatchObject([{ statusCode: '1031' }, { statusCode: '1029' }])
+    expect(body).toMatchObject({ errorCount: 2, resultList: [{ statusCode: '1031' }, { statusCode: '1029' }] })
+    await send(groupId)
+    expect(fake.sentMessages).toEqual([])
   })
 
   it('answers 404 for another path', async () => {
@@ -111,46 +143,68 @@ describe('fake extsms server', () => {
     expect(response.status).toBe(404)
   })
 
-  it('applies a fault for the given number of calls, then recovers', async () => {
+  it('applies a fault to the calls of its phase (create by default) for the given number, then recovers', async () => {
+    const groupId = await newGroup()
     fake.fail({ status: 503 }, 2)
+    expect((await add(groupId, smsBody())).status).toBe(200)
+    expect((await create()).status).toBe(503)
+    expect((await create()).status).toBe(503)
+    expect((await create()).status).toBe(200)
 
-    expect((await post(smsBody())).status).toBe(503)
-    expect((await post(smsBody())).status).toBe(503)
-    expect((await post(smsBody())).status).toBe(200)
+    fake.fail({ status: 502, phase: 'send' }, 1)
+    expect((await send(groupId)).status).toBe(502)
+    expect(fake.sentMessages).toEqual([])
+    expect((await send(groupId)).status).toBe(200)
   })
 
   it('applies a fault without a count until reset', async () => {
     fake.fail({ status: 400, errorCode: 'ValidationError' })
 
-    expect((await post(smsBody())).status).toBe(400)
-    expect((await post(smsBody())).status).toBe(400)
+    expect((await create()).status).toBe(400)
+    expect((await create()).status).toBe(400)
     fake.reset()
-    expect((await post(smsBody())).status).toBe(200)
-    expect(fake.calls.map((call) => call.status)).toEqual([400, 400, 200])
+    expect((await create()).status).toBe(200)
+    expect(fake.calls.map((each) => each.status)).toEqual([400, 400, 200])
   })
 
-  it('answers a held call normally when the client waits for it', async () => {
-    fake.fail({ timeoutMs: 50 }, 1)
-
-    expect((await post(smsBody())).status).toBe(200)
+  it('a held answer: the call takes effect on arrival, a waiting client gets the answer, one that gave up does not', async () => {
+    const groupId = await newGroup()
+    await add(groupId, smsBody(1))
+    fake.fail({ timeoutMs: 300, phase: 'send' }, 1)
+    await expect(call('POST', `${GROUPS}/${groupId}/send`, undefined, sign(), AbortSignal.timeout(50))).rejects.toThrow()
+    // The slow provider sent the group all the same.
     expect(fake.sentMessages).toHaveLength(1)
+
+    const other = await newGroup()
+    fake.fail({ timeoutMs: 50, phase: 'create' }, 1)
+    expect((await create()).status).toBe(200)
+    expect(fake.groups.has(other)).toBe(true)
   })
 
-  it('records nothing for a held call the client abandoned', async () => {
-    fake.fail({ timeoutMs: 300 }, 1)
-
-    await expect(
-      fetch(`${fake.url}${PATH}`, {
-        method: 'POST',
-        headers: { authorization: authorizationHeader(credentials.apiKey, credentials.apiSecret) },
-        body: JSON.stringify(smsBody()),
-        signal: AbortSignal.timeout(50),
-      }),
-    ).rejects.toThrow()
-    const deadline = Date.now() + 5_000
-    while (fake.calls.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(fake.calls).toMatchObject([{ status: 0 }])
+  it('a hung call takes no effect and is never answered; arrival() sees it come in', async () => {
+    const groupId = await newGroup()
+    await add(groupId, smsBody(1))
+    fake.fail({ hang: true, phase: 'send' }, 1)
+    const arrived = fake.arrival('send')
+    const hung = call('POST', `${GROUPS}/${groupId}/send`, undefined, sign(), AbortSignal.timeout(300))
+    expect(await arrived).toMatchObject({ method: 'POST', phase: 'send' })
+    await expect(hung).rejects.toThrow()
     expect(fake.sentMessages).toEqual([])
+    expect(fake.groups.get(groupId)?.status).toBe('PENDING')
+  })
+
+  it('holds every answer latencyMs once the call took effect', async () => {
+    const slow = await startFakeExtSms({ ...credentials, latencyMs: 150 })
+    try {
+      const answer = fetch(`${slow.url}${GROUPS}`, { method: 'POST', headers: { authorization: sign() }, body: '{}' })
+      // The group exists while its answer is still held.
+      while (slow.holding() === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+      expect(slow.groups.size).toBe(1)
+      expect((await answer).status).toBe(200)
+      expect(slow.holding()).toBe(0)
+    } finally {
+      await slow.close()
+    }
   })
 
   it('generates provider-shaped ids', () => {
