@@ -5,12 +5,20 @@ import type { AddressInfo } from 'node:net'
  * A loopback link between one service instance and the fake provider: it records every call it receives, holds it
  * `delayMs`, then forwards it and relays the answer. One link per instance tells which instance handed what to the
  * provider. A call whose caller has gone (the instance was killed while waiting) is still forwarded: the provider
- * received it, as a real provider would have, so the fake accepts and records it.
+ * received it, as a real provider would have, so the fake lets it take effect (a group sent by a dead instance).
  */
+export type LinkPhase = 'create' | 'add' | 'send' | 'read'
+
 export interface ReceivedCall {
   at: number
-  /** `svcSmsId:svcRecipient` of every message in the call. */
+  /** Which call of the provider's group API this is; null for any other path. */
+  phase: LinkPhase | null
+  /** The group the path names (null for a create, which has none yet). */
+  groupId: string | null
+  /** `svcSmsId:svcRecipient` of every message an add call carries (the only call that carries messages). */
   recipients: string[]
+  /** The provider's answer reached the caller; false while held, and for good when the caller was gone first. */
+  answered: boolean
 }
 
 export interface SlowLink {
@@ -31,6 +39,18 @@ function readBody(request: IncomingMessage): Promise<Buffer> {
   })
 }
 
+/** The group API's calls by method and path (docs/provider.md): create, add (PUT messages), send, read back. */
+function callOf(method: string, url: string): Pick<ReceivedCall, 'phase' | 'groupId'> {
+  const path = new URL(url, 'http://link').pathname
+  if (path === '/messages/v4/groups') return { phase: method === 'POST' ? 'create' : null, groupId: null }
+  const match = /^\/messages\/v4\/groups\/([^/]+)(\/messages|\/send)?$/.exec(path)
+  if (!match) return { phase: null, groupId: null }
+  const groupId = decodeURIComponent(match[1]!)
+  if (match[2] === '/messages') return { phase: method === 'PUT' ? 'add' : 'read', groupId }
+  if (match[2] === '/send') return { phase: 'send', groupId }
+  return { phase: 'read', groupId }
+}
+
 function recipientsOf(body: Buffer): string[] {
   try {
     const parsed = JSON.parse(body.toString('utf8')) as { messages?: { customFields?: Record<string, string> }[] }
@@ -47,17 +67,22 @@ export async function startSlowLink(targetUrl: string): Promise<SlowLink> {
   const server: Server = createServer((request, response) => {
     const work = (async () => {
       const body = await readBody(request)
-      link.received.push({ at: Date.now(), recipients: recipientsOf(body) })
+      const call = callOf(request.method ?? '', request.url ?? '/')
+      const received: ReceivedCall = { at: Date.now(), ...call, recipients: call.phase === 'add' ? recipientsOf(body) : [], answered: false }
+      link.received.push(received)
       if (link.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, link.delayMs))
       const headers: Record<string, string> = {}
       for (const [name, value] of Object.entries(request.headers)) {
         if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers[name] = value
       }
-      const answer = await fetch(`${targetUrl}${request.url ?? '/'}`, { method: request.method, headers, body })
+      // A read back is a GET, which fetch refuses to give a body, even an empty one.
+      const forwarded = request.method === 'GET' || request.method === 'HEAD' ? undefined : body
+      const answer = await fetch(`${targetUrl}${request.url ?? '/'}`, { method: request.method, headers, body: forwarded })
       const text = await answer.text()
       if (response.destroyed) return
       response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' })
       response.end(text)
+      received.answered = true
     })().catch(() => {
       if (!response.headersSent && !response.destroyed) response.writeHead(502).end()
     })

@@ -273,6 +273,9 @@ function serviceEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
     SVC_SMS_EXTSMS_WEBHOOK_TOKEN: WEBHOOK_TOKEN,
     SVC_SMS_DISPATCHER: 'on',
     SVC_SMS_LEASE_SECONDS: '5',
+    // A provider call may start only while the lease outlasts it by a second (the dispatcher refuses to start
+    // otherwise); 2 s leaves the heartbeat slack on a loaded machine and far exceeds the links' 300 ms.
+    SVC_SMS_PROVIDER_TIMEOUT_MS: '2000',
     SVC_SMS_SCHEDULER_CRON: '* * * * * *',
     SVC_SMS_RETRY_BASE_SECONDS: '1',
     ...overrides,

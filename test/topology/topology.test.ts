@@ -14,6 +14,7 @@ import {
   type Reply,
 } from './client.js'
 import { waitFor } from './processes.js'
+import type { SlowLink } from './slow-link.js'
 import { chosenPgBouncer, missingPrerequisite, poolMode, startStack, WEBHOOK_TOKEN, type Stack } from './stack.js'
 
 /**
@@ -413,18 +414,19 @@ describeTopology(SUITE, () => {
     await misconfigured.child.stop('SIGTERM', 5000)
   })
 
-  // Depends on dispatch leases (SVC_SMS_LEASE_SECONDS=5 here): what the killed instance had
-  // claimed but not handed to the provider must be taken over by the survivor within a lease, not after minutes.
-  it('loses no message when an instance is killed (kill -9) in the middle of dispatching', async () => {
+  // Depends on dispatch leases (SVC_SMS_LEASE_SECONDS=5 here) and the two-phase hand-over: what the killed instance
+  // had claimed is taken over by the survivor within a lease, and a group it left open (created, filled, or sent
+  // with no answer heard) is read back from the provider, never sent again.
+  it('hands every recipient to the provider exactly once when an instance is killed (kill -9) in the middle of dispatching', async () => {
     const MESSAGES = 12
     const RECIPIENTS = 100
     const owner = await registerOwner(stack.url)
     await approveSender(stack.url, owner)
     for (const instance of stack.instances) instance.link.delayMs = 300
 
-    // Due together a few seconds from now, so one instance's scheduler tick claims a batch and starts on it (the
-    // dispatcher sends a few messages at a time, each answer taking 300 ms): the kill then finds both messages in
-    // flight at the provider and claimed ones not yet handed over.
+    // Due together a few seconds from now, so both instances' scheduler ticks claim a message per free worker and
+    // start on them; every provider call takes 300 ms on the link, so the kill at the victim's first send finds its
+    // attempts between phases: groups filled and not sent yet, groups sent whose answer never comes back.
     const dueAt = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString()
     const sent = await runConcurrently(
       Array.from({ length: MESSAGES }, (_, index) => () =>
@@ -438,19 +440,30 @@ describeTopology(SUITE, () => {
       4,
     )
     const ids = sent.map((reply) => expectStatus(reply, 201, 'scheduled send').json.id as number)
-    const ours = (recipient: string) => ids.includes(Number(recipient.split(':')[0]))
+    const messageOf = (recipient: string) => Number(recipient.split(':')[0])
+    const ours = (recipient: string) => ids.includes(messageOf(recipient))
+    /** The groups a link filled with our recipients, and the messages it added to the provider. */
+    const filledGroups = (link: SlowLink) =>
+      new Set(link.received.filter((call) => call.phase === 'add' && call.recipients.some(ours)).map((call) => call.groupId))
+    const addedMessages = (link: SlowLink) =>
+      new Set(link.received.flatMap((call) => (call.phase === 'add' ? call.recipients.filter(ours).map(messageOf) : [])))
+    const sentGroups = (link: SlowLink) => {
+      const filled = filledGroups(link)
+      return link.received.filter((call) => call.phase === 'send' && filled.has(call.groupId))
+    }
 
     const victim = await waitFor(
-      'an instance to start handing the messages to the provider',
-      () => stack.instances.find((instance) => instance.link.received.some((received) => received.recipients.some(ours))),
+      "an instance's first send of a group of these messages",
+      () => stack.instances.find((instance) => sentGroups(instance.link).length > 0),
       30_000,
       5,
     )
     await victim.child.kill9()
     const survivor = stack.instances.find((instance) => instance !== victim)!
-    const handedByVictim = new Set(
-      victim.link.received.flatMap((received) => received.recipients.filter(ours).map((recipient) => Number(recipient.split(':')[0]))),
-    )
+    // Every group the victim sent reaches the provider (the link forwards it); the victim heard none of the answers
+    // its link still held at the kill.
+    const sentByVictim = sentGroups(victim.link)
+    const handedByVictim = addedMessages(victim.link)
 
     // HAProxy sends everything to the survivor from now on.
     for (let attempt = 0; attempt < 5; attempt += 1) {
@@ -460,7 +473,7 @@ describeTopology(SUITE, () => {
 
     const stuck = async () => {
       const { rows } = await stack.owner.query(
-        'select id, status, dispatch_attempts, claimed_until from sms_messages where id = any($1) and status = $2 order by id',
+        'select id, status, dispatch_attempts, claimed_until, open_group_id from sms_messages where id = any($1) and status = $2 order by id',
         [ids, 'PENDING'],
       )
       return rows
@@ -469,29 +482,42 @@ describeTopology(SUITE, () => {
       await waitFor('every message to leave PENDING', async () => ((await stuck()).length === 0 ? true : undefined), 45_000, 250)
     } catch (error) {
       throw new Error(
-        `${(error as Error).message}; still PENDING (the killed instance had handed ${[...handedByVictim].join(', ') || 'none'} ` +
-          `to the provider): ${JSON.stringify(await stuck())}`,
+        `${(error as Error).message}; still PENDING (the killed instance had added ${[...handedByVictim].join(', ') || 'none'} ` +
+          `and sent groups ${sentByVictim.map((send) => send.groupId).join(', ')}): ${JSON.stringify(await stuck())}`,
       )
     }
 
+    // What the guardians got: every group sent, whichever instance sent it, counted per recipient.
     const { rows: expected } = await stack.owner.query(
       `select sms_id || ':' || recipient_index as recipient from sms_recipients where sms_id = any($1)`,
       [ids],
     )
-    const atProvider = new Set(stack.fake.sentMessages.map((message) => `${message.customFields.svcSmsId}:${message.customFields.svcRecipient}`))
-    const lost = expected.map((row) => row.recipient as string).filter((recipient) => !atProvider.has(recipient))
-    expect({ recipients: expected.length, lost: lost.length, firstLost: lost.slice(0, 5) }).toEqual({
-      recipients: MESSAGES * RECIPIENTS,
-      lost: 0,
-      firstLost: [],
-    })
-    // What the victim never handed over went out through the survivor, dispatched like any other message.
+    const accepted = new Map<string, number>()
+    for (const message of stack.fake.sentMessages) {
+      const recipient = `${message.customFields.svcSmsId}:${message.customFields.svcRecipient}`
+      if (ours(recipient)) accepted.set(recipient, (accepted.get(recipient) ?? 0) + 1)
+    }
+    const twice = [...accepted].filter(([, times]) => times > 1).map(([recipient]) => recipient)
+    const lost = expected.map((row) => row.recipient as string).filter((recipient) => !accepted.has(recipient))
+    expect({
+      recipients: expected.length,
+      acceptedOnce: [...accepted.values()].filter((times) => times === 1).length,
+      twice: twice.length,
+      firstTwice: twice.slice(0, 5),
+      lost: lost.length,
+      firstLost: lost.slice(0, 5),
+    }).toEqual({ recipients: MESSAGES * RECIPIENTS, acceptedOnce: MESSAGES * RECIPIENTS, twice: 0, firstTwice: [], lost: 0, firstLost: [] })
+
+    // The groups the victim sent without hearing back were read back by the survivor, which recorded what they held
+    // instead of sending those recipients anew.
+    const unheard = sentByVictim.filter((send) => !send.answered).map((send) => send.groupId)
+    expect(unheard.length).toBeGreaterThan(0)
+    const readBySurvivor = new Set(survivor.link.received.filter((call) => call.phase === 'read').map((call) => call.groupId))
+    expect(unheard.filter((groupId) => !readBySurvivor.has(groupId))).toEqual([])
     const { rows: finished } = await stack.owner.query('select id, status from sms_messages where id = any($1) order by id', [ids])
-    const takenOver = finished.filter((row) => !handedByVictim.has(row.id))
-    expect(takenOver.filter((row) => row.status !== 'DISPATCHED')).toEqual([])
-    const survivorHanded = new Set(
-      survivor.link.received.flatMap((received) => received.recipients.filter(ours).map((recipient) => Number(recipient.split(':')[0]))),
-    )
-    expect(takenOver.filter((row) => !survivorHanded.has(row.id))).toEqual([])
+    expect(finished.filter((row) => row.status !== 'DISPATCHED')).toEqual([])
+    // What the victim never added to a group went out through the survivor, dispatched like any other message.
+    const survivorHanded = addedMessages(survivor.link)
+    expect(finished.filter((row) => !handedByVictim.has(row.id) && !survivorHanded.has(row.id))).toEqual([])
   }, 120_000)
 })
