@@ -47,7 +47,38 @@ describe('matching answer entries to recipients', () => {
     ])
   })
 
+  it('takes the echo as the authority, even over a number that names another recipient', () => {
+    const entry = { ...sdkEntry('01012345000', messageId('A')), customFields: { svcRecipient: '1' } }
+    expect(matchEntries([entry], recipients).map((each) => each.recipientIndex)).toEqual([1])
+  })
+
   describe('without the echo', () => {
+    it('matches an SDK-shaped answer by number: the refused recipient refused, the taken ones taken', () => {
+      const list = [sdkEntry('01012345000', messageId('A')), sdkEntry('01012345001', messageId('B'), '1062'), sdkEntry('01012345002', messageId('C'))]
+      expect(matchEntries(list, recipients)).toEqual([
+        { recipientIndex: 0, messageId: messageId('A'), statusCode: '2000', statusMessage: 'accepted' },
+        { recipientIndex: 2, messageId: messageId('C'), statusCode: '2000', statusMessage: 'accepted' },
+        { recipientIndex: 1, messageId: messageId('B'), statusCode: '1062', statusMessage: 'sender not registered' },
+      ])
+    })
+
+    it('matches by number an entry whose echo names no recipient, but not one whose echo names another message', () => {
+      const list = [
+        { ...sdkEntry('01012345000', messageId('A')), customFields: { svcTenant: 'acme' } },
+        { ...sdkEntry('01012345001', messageId('B')), customFields: { svcRecipient: '7' } },
+      ]
+      expect(matchEntries(list, recipients).map((entry) => [entry.recipientIndex, entry.messageId])).toEqual([[0, messageId('A')]])
+    })
+
+    it('leaves a sibling free for a later entry when an entry has no status code', () => {
+      const pair = [0, 1].map((recipientIndex) => ({ recipientIndex, to: '01055550000' }))
+      const { statusCode: _none, ...noCode } = sdkEntry('01055550000', messageId('A'))
+      expect(matchEntries([noCode, sdkEntry('01055550000', messageId('B'), '1062')], pair)).toEqual([
+        { recipientIndex: 0, messageId: messageId('B'), statusCode: '1062', statusMessage: 'sender not registered' },
+      ])
+    })
+
+
     const siblings = [0, 1, 2].map((recipientIndex) => ({ recipientIndex, to: '01055550000' }))
 
     it('matches siblings sharing a phone one entry each, taken entries first', () => {
@@ -64,9 +95,13 @@ describe('matching answer entries to recipients', () => {
       expect(matchEntries([twice, twice], siblings).map((entry) => entry.recipientIndex)).toEqual([0])
     })
 
-    it('ignores a number that is not among the recipients, and reads a number written with hyphens', () => {
-      expect(matchEntries([sdkEntry('01099999999', messageId('A'))], recipients)).toEqual([])
-      expect(matchEntries([sdkEntry('010-1234-5002', messageId('A'))], recipients).map((entry) => entry.recipientIndex)).toEqual([2])
+    it('ignores a number that is not among the recipients or empty, and reads a number written with hyphens or spaces', () => {
+      expect(matchEntries([sdkEntry('01099999999', messageId('A')), sdkEntry('', messageId('B'))], recipients)).toEqual([])
+      const written = [sdkEntry('010-1234-5002', messageId('A')), sdkEntry('010 1234 5000', messageId('B'), '1062')]
+      expect(matchEntries(written, recipients).map((entry) => [entry.recipientIndex, entry.statusCode])).toEqual([
+        [2, '2000'],
+        [0, '1062'],
+      ])
     })
 
     it('reads echoed entries first, so matching by number never takes a recipient an echo names', () => {
@@ -84,7 +119,7 @@ describe('reading the group API answers', () => {
   it('reads a group object, bare or inside groupInfo, and whether it was sent', () => {
     expect(parseGroup(JSON.stringify({ groupId: 'G4V1', status: 'PENDING' }))).toEqual({ groupId: 'G4V1', sent: false })
     expect(parseGroup(JSON.stringify({ groupInfo: { groupId: 'G4V1', status: 'SENDING' } }))).toEqual({ groupId: 'G4V1', sent: true })
-    expect(parseGroup(JSON.stringify({ groupId: 'G4V1', status: 'COMPLETE' }))).toEqual({ groupId: 'G4V1', sent: true })
+    for (const status of ['COMPLETE', 'FAILED']) expect(parseGroup(JSON.stringify({ groupId: 'G4V1', status }))).toEqual({ groupId: 'G4V1', sent: true })
     for (const text of ['', '<html>', '[]', '{"status":"PENDING"}', '{"groupId":"G4V1"}']) expect(parseGroup(text)).toBeNull()
   })
 
@@ -98,6 +133,8 @@ describe('reading the group API answers', () => {
     expect(parseMessagePage(JSON.stringify(page))).toEqual({ entries: [echoed('0')], nextKey: messageId('NEXT') })
     expect(parseMessagePage(JSON.stringify({ messageList: [echoed('1')], nextKey: null }))).toEqual({ entries: [echoed('1')], nextKey: null })
     expect(parseMessagePage(JSON.stringify({ nextKey: null }))).toEqual({ entries: [], nextKey: null })
+    expect(parseMessagePage(JSON.stringify({ messageList: null, nextKey: '' }))).toEqual({ entries: [], nextKey: null })
+    expect(parseMessagePage('[]')).toBeNull()
     expect(parseMessagePage(JSON.stringify({ messageList: 'x' }))).toBeNull()
     expect(parseMessagePage('nope')).toBeNull()
   })

@@ -72,6 +72,39 @@ describe('extsms answers without the customFields echo, through the dispatcher',
     expect(callsFor(smsId)).toHaveLength(1)
   })
 
+  it('reads back a group whose send answer was lost, SDK-shaped, and records each sibling once without sending again', async () => {
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    // The text is personalised ('Hello {name}'): the emoji makes the provider refuse that SMS at the add (1029).
+    const recipients = [
+      { phone: guardian, name: 'Kim' },
+      { phone: guardian, name: 'Lee 😀' },
+      { phone: '01098765432', name: 'Park' },
+    ]
+    const smsId = await insertPendingMessage(bed.iso.owner, { ...tenant, recipients })
+    bed.fake.fail({ timeoutMs: 5_000, phase: 'send' }, 1)
+    await bed.dispatcher({ provider: bed.extsms(300) }).runOnce()
+    const open = await messageState(bed.iso.owner, smsId)
+    expect(open).toMatchObject({ status: 'PENDING', lastProviderError: expect.stringContaining(bed.sentFor(smsId)[0]!.groupId) })
+
+    // The next holder reads the group back, and the provider lists its messages without the echo.
+    bed.fake.fail({ refuse: () => null, omitCustomFields: true })
+    await bed.iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date() }).where('id', '=', smsId).execute()
+    await bed.dispatcher().runOnce()
+
+    const sent = bed.sentFor(smsId)
+    expect(sent.map((message) => message.customFields.svcRecipient)).toEqual(['0', '2'])
+    expect(callsFor(smsId)).toHaveLength(1)
+    const readBack = bed.fake.calls.filter((call) => call.phase === 'read' && call.path.includes(sent[0]!.groupId))
+    expect(readBack.map((call) => call.status)).toEqual([200, 200])
+    const state = await messageState(bed.iso.owner, smsId)
+    expect(state).toMatchObject({ status: 'DISPATCHED', failCount: 1, providerGroupId: sent[0]!.groupId })
+    expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerMessageId, recipient.providerStatusCode])).toEqual([
+      ['DISPATCHED', sent[0]!.messageId, '2000'],
+      ['FAILED', expect.stringMatching(/^M4V/), '1029'],
+      ['DISPATCHED', sent[1]!.messageId, '2000'],
+    ])
+  })
+
   it('tells apart siblings sharing a phone when one of them is refused', async () => {
     const { smsId } = await sendOnce(
       [

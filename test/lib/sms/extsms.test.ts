@@ -311,13 +311,62 @@ describe('extsms provider', () => {
     expect(read.entries).toHaveLength(1_200)
     expect(read.entries.find((entry) => entry.recipientIndex === 700)).toMatchObject({ statusCode: '1062' })
     expect(new Set(read.entries.map((entry) => entry.recipientIndex)).size).toBe(1_200)
-    // The group itself, then three pages of at most 500.
-    expect(fake.calls.slice(callsBefore).map((call) => call.path.split('?')[0]!.split('/').pop())).toEqual([
-      sent.groupId,
-      'messages',
-      'messages',
-      'messages',
+    // The group itself, then three pages of 500 (the fake's default page is 20), each from where the last one ended.
+    const reads = fake.calls.slice(callsBefore).map((call) => new URL(call.path, fake.url))
+    expect(reads.map((url) => url.pathname.split('/').pop())).toEqual([sent.groupId, 'messages', 'messages', 'messages'])
+    expect(reads.slice(1).map((url) => url.searchParams.get('limit'))).toEqual(['500', '500', '500'])
+    const group = fake.groups.get(sent.groupId)!
+    expect(reads.slice(1).map((url) => url.searchParams.get('startKey'))).toEqual([
+      null,
+      group.messages[500]!.messageId,
+      group.messages[1_000]!.messageId,
     ])
+  })
+
+  it('reads a group back as retryable when a later page fails, never as the part it read', async () => {
+    const messages = Array.from({ length: 1_200 }, (_, index) => message(index))
+    const sent = await sendInGroup(provider, request(messages))
+    if (sent.kind !== 'accepted') throw new Error('not sent')
+    const groupRead = fake.arrival('read')
+
+    const read = provider.readGroup(sent.groupId, messages)
+    await groupRead
+    await fake.arrival('read')
+    // The first page is being answered; the next read, the second page, fails.
+    fake.fail({ status: 503, phase: 'read' }, 1)
+
+    // A partial list would leave the recipients of the unread pages without an entry: they would be sent again.
+    expect(await read).toMatchObject({ kind: 'retryable', error: expect.stringContaining('HTTP 503') })
+  })
+
+  it('reads siblings sharing a phone back one entry each when the echo is missing, a refusal with its code', async () => {
+    fake.fail({ refuse: (sent) => (sent.customFields.svcRecipient === '2' ? '1062' : null), omitCustomFields: true })
+    const guardian = { to: '01055550000' }
+    const messages = [message(0, guardian), message(1, guardian), message(2, guardian), message(3)]
+    const sent = await sendInGroup(provider, request(messages))
+    if (sent.kind !== 'accepted') throw new Error('not sent')
+    const group = fake.groups.get(sent.groupId)!
+
+    const read = await provider.readGroup(sent.groupId, messages)
+
+    expect(read).toMatchObject({ kind: 'ok', sent: true })
+    if (read.kind !== 'ok') return
+    const byRecipient = [...read.entries].sort((a, b) => a.recipientIndex - b.recipientIndex)
+    expect(byRecipient.map((entry) => [entry.recipientIndex, entry.messageId, entry.statusCode])).toEqual(
+      group.messages.map((stored, index) => [index, stored.messageId, stored.statusCode]),
+    )
+    expect(byRecipient[2]).toMatchObject({ statusCode: '1062', statusMessage: 'sender not registered' })
+  })
+
+  it('reads a group that was filled but not sent as not sent, with its entries', async () => {
+    const created = await provider.createGroup(request([]))
+    if (created.kind !== 'ok') throw new Error('not created')
+    await provider.addMessages(created.groupId, request([message(0), message(1)]))
+
+    const read = await provider.readGroup(created.groupId, [message(0), message(1)])
+
+    expect(read).toMatchObject({ kind: 'ok', sent: false })
+    if (read.kind === 'ok') expect(read.entries.map((entry) => [entry.recipientIndex, entry.statusCode])).toEqual([[0, '2000'], [1, '2000']])
   })
 
   it('reads only the recipients asked about, matched by number when the echo is missing', async () => {
@@ -347,6 +396,76 @@ describe('extsms provider', () => {
     // Which is why the dispatcher reads the group back rather than sending again.
     expect(fake.sentMessages).toHaveLength(1)
     expect(impatient.callTimeoutMs).toBe(200)
+  })
+
+  it('is refused an add to a group already sent', async () => {
+    const first = await sendInGroup(provider, request([message(0)]))
+    if (first.kind !== 'accepted') throw new Error('not sent')
+
+    expect(await provider.addMessages(first.groupId, request([message(1)]))).toEqual({
+      kind: 'rejected',
+      error: 'GroupAlreadySent: messages cannot be added to a sent group (HTTP 400)',
+    })
+    expect(fake.sentMessages).toHaveLength(1)
+  })
+
+  it.each(['create', 'add', 'send', 'read'] as const)(
+    'gives up the %s call that is not answered within its time limit, as retryable',
+    async (phase) => {
+      const impatient = createExtSmsProvider({ ...credentials, baseUrl: fake.url, timeoutMs: 200 })
+      const created = await provider.createGroup(request([]))
+      if (created.kind !== 'ok') throw new Error('not created')
+      const groupId = created.groupId
+      await provider.addMessages(groupId, request([message(0)]))
+      // Held longer than the limit and far shorter than the default 10 s: an adapter that ignored its limit gets it.
+      fake.fail({ timeoutMs: 5_000, phase }, 1)
+
+      const calls = {
+        create: () => impatient.createGroup(request([])),
+        add: () => impatient.addMessages(groupId, request([message(1)])),
+        send: () => impatient.sendGroup(groupId),
+        read: () => impatient.readGroup(groupId, [message(0)]),
+      }
+
+      expect(await calls[phase]()).toEqual({ kind: 'retryable', error: 'no answer from the provider within 200 ms' })
+    },
+  )
+
+  it('gives up an answer that stalls after its headers, as retryable', async () => {
+    const stalling = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.write('{"groupId":')
+    })
+    await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve))
+    const { port } = stalling.address() as AddressInfo
+    try {
+      const impatient = createExtSmsProvider({ ...credentials, baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 200 })
+
+      expect(await impatient.createGroup(request([]))).toEqual({ kind: 'retryable', error: 'no answer from the provider within 200 ms' })
+    } finally {
+      stalling.closeAllConnections()
+      await new Promise((resolve) => stalling.close(resolve))
+    }
+  })
+
+  it.each(['<html>gateway</html>', '{}', ''])('treats a 2xx answer it cannot read (%j) as retryable in every phase', async (body) => {
+    const garbled = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(body)
+    })
+    await new Promise<void>((resolve) => garbled.listen(0, '127.0.0.1', resolve))
+    const { port } = garbled.address() as AddressInfo
+    try {
+      const confused = createExtSmsProvider({ ...credentials, baseUrl: `http://127.0.0.1:${port}` })
+      const groupId = 'G4V20260101000000AAAAAAAAAAAAAAA'
+
+      // The call may have taken effect: an add or a send that cannot be read must be read back, never taken as refused.
+      expect(await confused.createGroup(request([]))).toEqual({ kind: 'retryable', error: 'unreadable 200 answer to creating a group from the provider' })
+      expect(await confused.addMessages(groupId, request([message(0)]))).toEqual({ kind: 'retryable', error: 'unreadable 200 answer to adding messages from the provider' })
+      expect(await confused.sendGroup(groupId)).toEqual({ kind: 'retryable', error: 'unreadable 200 answer to sending the group from the provider' })
+      expect(await confused.readGroup(groupId, [message(0)])).toEqual({ kind: 'retryable', error: 'unreadable 200 answer to reading the group from the provider' })
+    } finally {
+      await new Promise((resolve) => garbled.close(resolve))
+    }
   })
 
   it('adds 10,000 messages in one call', async () => {
