@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseDeliveryReports } from '../../lib/sms/delivery-report.js'
 import { authorizationHeader } from '../../lib/sms/providers/extsms-auth.js'
+import { until } from '../auth-fixtures.js'
 import {
   deliveryReport,
   deliveryReportBody,
@@ -90,6 +91,29 @@ describe('fake extsms server', () => {
     expect((await call('GET', `${GROUPS}/G4V20260101000000AAAAAAAAAAAAAAA`)).status).toBe(404)
   })
 
+  it('pages 20 messages when no limit is asked, and at most 500', async () => {
+    const groupId = await newGroup()
+    await add(groupId, smsBody(501))
+    const plain = await call('GET', `${GROUPS}/${groupId}/messages`)
+    expect(Object.keys(plain.body.messageList)).toHaveLength(20)
+    expect(plain.body.nextKey).toBe(fake.groups.get(groupId)!.messages[20]!.messageId)
+    const capped = await call('GET', `${GROUPS}/${groupId}/messages?limit=1000`)
+    expect(Object.keys(capped.body.messageList)).toHaveLength(500)
+    expect(capped.body.nextKey).toBe(fake.groups.get(groupId)!.messages[500]!.messageId)
+  })
+
+  it("lists a group's messages with their echo, or SDK-shaped without it while such a refusal is set", async () => {
+    const groupId = await newGroup()
+    await add(groupId, smsBody(1))
+    const [echoed] = Object.values((await call('GET', `${GROUPS}/${groupId}/messages`)).body.messageList) as Record<string, unknown>[]
+    expect(echoed).toMatchObject({ groupId, statusCode: '2000', customFields: { svcRecipient: '0' } })
+
+    fake.fail({ refuse: () => null, omitCustomFields: true })
+    const [bare] = Object.values((await call('GET', `${GROUPS}/${groupId}/messages`)).body.messageList) as Record<string, unknown>[]
+    expect(bare).toMatchObject({ groupId, statusCode: '2000', to: '01012345678', country: '82' })
+    expect(bare).not.toHaveProperty('customFields')
+  })
+
   it('rejects a missing, malformed or wrongly signed header with 403', async () => {
     const date = new Date().toISOString()
     const salt = 'abcdefghijklmnop'
@@ -157,6 +181,19 @@ describe('fake extsms server', () => {
     expect((await send(groupId)).status).toBe(200)
   })
 
+  it('applies a read fault to the group and to its pages, and a refusal to adds only', async () => {
+    const groupId = await newGroup()
+    fake.fail({ refuse: () => '1062' }, 1)
+    expect((await create()).status).toBe(200)
+    expect((await add(groupId, smsBody(1))).body).toMatchObject({ errorCount: 1, resultList: [{ statusCode: '1062' }] })
+    expect((await add(groupId, smsBody(1))).body).toMatchObject({ errorCount: 0 })
+
+    fake.fail({ status: 503, phase: 'read' }, 2)
+    expect((await call('GET', `${GROUPS}/${groupId}`)).status).toBe(503)
+    expect((await call('GET', `${GROUPS}/${groupId}/messages`)).status).toBe(503)
+    expect((await call('GET', `${GROUPS}/${groupId}/messages`)).status).toBe(200)
+  })
+
   it('applies a fault without a count until reset', async () => {
     fake.fail({ status: 400, errorCode: 'ValidationError' })
 
@@ -170,9 +207,16 @@ describe('fake extsms server', () => {
   it('a held answer: the call takes effect on arrival, a waiting client gets the answer, one that gave up does not', async () => {
     const groupId = await newGroup()
     await add(groupId, smsBody(1))
-    fake.fail({ timeoutMs: 300, phase: 'send' }, 1)
-    await expect(call('POST', `${GROUPS}/${groupId}/send`, undefined, sign(), AbortSignal.timeout(50))).rejects.toThrow()
-    // The slow provider sent the group all the same.
+    fake.fail({ timeoutMs: 60_000, phase: 'send' }, 1)
+    const giveUp = new AbortController()
+    const sending = call('POST', `${GROUPS}/${groupId}/send`, undefined, sign(), giveUp.signal)
+    await until(() => fake.holding() === 1)
+    // The slow provider sent the group on arrival; only its answer is held.
+    expect(fake.sentMessages).toHaveLength(1)
+    expect(fake.groups.get(groupId)?.status).toBe('SENDING')
+    giveUp.abort()
+    await expect(sending).rejects.toThrow()
+    await until(() => fake.holding() === 0)
     expect(fake.sentMessages).toHaveLength(1)
 
     const other = await newGroup()
@@ -198,7 +242,7 @@ describe('fake extsms server', () => {
     try {
       const answer = fetch(`${slow.url}${GROUPS}`, { method: 'POST', headers: { authorization: sign() }, body: '{}' })
       // The group exists while its answer is still held.
-      while (slow.holding() === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+      await until(() => slow.holding() === 1)
       expect(slow.groups.size).toBe(1)
       expect((await answer).status).toBe(200)
       expect(slow.holding()).toBe(0)
