@@ -174,6 +174,13 @@ describe('dispatcher', () => {
     expect(sends).toBe(0)
   })
 
+  it('refuses a lease that does not outlast one provider call and a second of margin', () => {
+    // A call started near the end of a shorter lease could land after another instance took the message over.
+    expect(() => dispatcher({ provider: extsms(2_000), leaseSeconds: 3 })).toThrow(/must outlast one provider call \(2000 ms\)/)
+    expect(() => dispatcher({ provider: extsms(1_999), leaseSeconds: 3 })).not.toThrow()
+    expect(() => dispatcher({ provider: extsms(10_000), leaseSeconds: 11 })).toThrow(RangeError)
+  })
+
   it('with the mock provider, reports every recipient DELIVERED through the callback path', async () => {
     const tenant = await insertTenantAndSender(bed.iso.owner)
     const smsId = await insertPendingMessage(bed.iso.owner, tenant)
