@@ -11,6 +11,19 @@ function number(name: string, fallback: number): number {
   return value
 }
 
+/** Comma-separated whole numbers of at least `min`, e.g. `0,100`. */
+function numbers(name: string, fallback: number[], min: number): number[] {
+  const raw = process.env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  return raw.split(',').map((part) => {
+    const value = Number(part.trim().replaceAll('_', ''))
+    if (part.trim() === '' || !Number.isInteger(value) || value < min) {
+      throw new Error(`${name} must be whole numbers >= ${min}, comma-separated (got ${JSON.stringify(raw)})`)
+    }
+    return value
+  })
+}
+
 export const benchConfig = {
   /** A PostgreSQL server on which the harness may create and drop databases (loopback only). */
   pgUrl: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -31,6 +44,12 @@ export const benchConfig = {
   dispatchRecipients: number('BENCH_DISPATCH_RECIPIENTS', 100),
   /** How long the fake provider holds each answer in the dispatch scenario's second part (milliseconds). */
   providerLatencyMs: number('BENCH_PROVIDER_LATENCY_MS', 100),
+  /**
+   * The commit comparison's dispatch: instances per side and provider latencies (ms), one row for each pair; the
+   * dispatch scenario itself always measures one and two instances, at 0 ms and BENCH_PROVIDER_LATENCY_MS.
+   */
+  compareDispatchInstances: numbers('BENCH_COMPARE_DISPATCH_INSTANCES', [1], 1),
+  compareDispatchLatenciesMs: numbers('BENCH_COMPARE_DISPATCH_LATENCIES_MS', [0], 0),
   /** Second steps (POST /v1/login/mfa) per measured run of the mfa scenario: one user with TOTP and one challenge each. */
   mfaSteps: number('BENCH_MFA_STEPS', 2000),
   /** Messages in the large history tenant. */

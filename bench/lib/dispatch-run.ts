@@ -32,8 +32,19 @@ export function dispatcherEnv(fakeUrl: string): Record<string, string> {
   }
 }
 
-export async function startFake(latencyMs: number): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawnTracked(process.execPath, ['--import', TSX_IMPORT, join(REPO_ROOT, 'bench', 'lib', 'fake-provider.ts')], {
+/** The working tree's fake provider; a comparison runs each commit's own (refProviderFake). */
+export const FAKE_PROVIDER_SCRIPT = join(REPO_ROOT, 'bench', 'lib', 'fake-provider.ts')
+
+/**
+ * Messages per dispatch run against a provider answering in `latencyMs`: BENCH_DISPATCH_MESSAGES on loopback; with a
+ * latency, 40,000 recipients (a run of seconds to tens of seconds at four attempts in flight per instance).
+ */
+export function dispatchMessagesAt(latencyMs: number): number {
+  return latencyMs === 0 ? benchConfig.dispatchMessages : Math.max(40, Math.round(40_000 / benchConfig.dispatchRecipients))
+}
+
+export async function startFake(latencyMs: number, script = FAKE_PROVIDER_SCRIPT): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawnTracked(process.execPath, ['--import', TSX_IMPORT, script], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', FAKE_API_KEY: API_KEY, FAKE_API_SECRET: API_SECRET, FAKE_LATENCY_MS: String(latencyMs) },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -3,20 +3,27 @@
  * accounted apart from the harness. Prints one JSON line {"url"} once listening; runs until SIGTERM.
  *   node --import tsx bench/lib/fake-provider.ts   (env FAKE_API_KEY, FAKE_API_SECRET, FAKE_LATENCY_MS)
  *
- * FAKE_LATENCY_MS holds every answer that long, as a provider across the internet would take.
+ * FAKE_LATENCY_MS holds every answer that long after its call took effect (each phase of the group API: create, add,
+ * send, read back), as a provider across the internet would take.
  */
 import { startFakeExtSms } from '../../test/fakes/extsms-server.js'
 
-const fake = await startFakeExtSms({ apiKey: process.env.FAKE_API_KEY ?? '', apiSecret: process.env.FAKE_API_SECRET ?? '' })
-const latencyMs = Number(process.env.FAKE_LATENCY_MS ?? 0)
-if (latencyMs > 0) fake.fail({ timeoutMs: latencyMs })
+const fake = await startFakeExtSms({
+  apiKey: process.env.FAKE_API_KEY ?? '',
+  apiSecret: process.env.FAKE_API_SECRET ?? '',
+  latencyMs: Number(process.env.FAKE_LATENCY_MS ?? 0),
+})
 console.log(JSON.stringify({ url: fake.url }))
 
-// The fake keeps every accepted message; a benchmark needs none of them, so they are dropped as they come.
+// The fake keeps every call, message and group; a benchmark needs none of them, so they are dropped as they come.
+// A group still PENDING stays: the dispatcher adds to it and sends it next. A sent one is never read back here
+// (every call is answered well within the adapter's time limit, so no outcome is left unknown).
 setInterval(() => {
   fake.requests.length = 0
+  fake.received.length = 0
   fake.sentMessages.length = 0
   fake.calls.length = 0
+  for (const [groupId, group] of fake.groups) if (group.status !== 'PENDING') fake.groups.delete(groupId)
 }, 1000)
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -60,6 +60,33 @@ function npmBuild(cwd: string): Promise<void> {
 }
 
 const builds = new Map<string, Promise<string>>()
+const fakes = new Map<string, Promise<string>>()
+
+/**
+ * The loopback fake provider of a commit (its bench/lib/fake-provider.ts and test/fakes/), extracted under
+ * bench/.build/ and removed at the end of the run: the fake must speak the protocol of the adapter it serves (the
+ * one-call send before the group API, the group API after), so each side of a comparison runs its own commit's.
+ * Returns the path of its fake-provider.ts, for startFake.
+ */
+export function refProviderFake(commit: string): Promise<string> {
+  let fake = fakes.get(commit)
+  if (!fake) {
+    fake = extractProviderFake(commit)
+    fakes.set(commit, fake)
+  }
+  return fake
+}
+
+async function extractProviderFake(commit: string): Promise<string> {
+  const dir = join(REPO_ROOT, 'bench', '.build', `fake-${commit.slice(0, 7)}-${process.pid}-${randomBytes(3).toString('hex')}`)
+  await mkdir(dir, { recursive: true })
+  onCleanup(`remove ${dir}`, () => rm(dir, { recursive: true, force: true }))
+  const archive = join(dir, 'fake.tar')
+  await git('archive', '--format=tar', `--output=${archive}`, commit, 'bench/lib/fake-provider.ts', 'test/fakes')
+  await run('tar', ['-xf', archive, '-C', dir])
+  await rm(archive)
+  return join(dir, 'bench', 'lib', 'fake-provider.ts')
+}
 
 /**
  * `npm run build` of a commit in a git worktree of its own under bench/.build/, then a private copy of its dist/

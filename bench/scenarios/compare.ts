@@ -7,17 +7,28 @@
  * first, then run 1 of each, run 2 of each, ..., so a virtual machine's slow minutes fall on both.
  *
  * Loads: GET /v1/me, POST /v1/login (portal entry, bcrypt cost 10), POST /v1/refresh chains, POST /v1/sms/send with 10 recipients (API-only instances), and
- * dispatch into the loopback fake provider (one instance per side, recipients/s). Prints base and head medians,
- * head/base and every run's pair; writes nothing (an on-demand comparison, not part of `npm run bench`).
+ * dispatch into the loopback fake provider (recipients/s; one row per instance count and provider latency of
+ * BENCH_COMPARE_DISPATCH_INSTANCES and BENCH_COMPARE_DISPATCH_LATENCIES_MS, default one instance per side at 0 ms).
+ * Prints base and head medians, head/base and every run's pair; writes nothing (an on-demand comparison, not part of
+ * `npm run bench`).
  *   npm run bench:compare [-- me login refresh send dispatch]
  */
+import type { ChildProcess } from 'node:child_process'
 import { main, stopChild } from '../lib/cleanup.js'
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain } from '../lib/context.js'
 import { createBenchDatabase } from '../lib/database.js'
-import { dispatcherEnv, dispatchOnce, measuredDispatchRun, startFake, type DispatchRun } from '../lib/dispatch-run.js'
+import {
+  dispatcherEnv,
+  dispatchMessagesAt,
+  dispatchOnce,
+  FAKE_PROVIDER_SCRIPT,
+  measuredDispatchRun,
+  startFake,
+  type DispatchRun,
+} from '../lib/dispatch-run.js'
 import { log, median, noiseIn, NOISY_RUN_RETRIES, type Measurement, type RunResult } from '../lib/load.js'
-import { commitSubject, refBuild, resolveCommit } from '../lib/ref-build.js'
+import { commitSubject, refBuild, refProviderFake, resolveCommit } from '../lib/ref-build.js'
 import { fixed, textTable } from '../lib/report.js'
 import { bearer, heading, meRequests } from '../lib/scenario-helpers.js'
 import { loginStaff, type SeededTenant } from '../lib/seed.js'
@@ -36,6 +47,11 @@ export interface Side {
   describe: string
   /** The build snapshot the side's instances run. */
   build: string
+}
+
+interface DispatchSide extends Side {
+  /** The side's own fake provider (fake-provider.ts), which speaks the protocol of the side's adapter. */
+  fake: string
 }
 
 export interface HttpLoad {
@@ -110,7 +126,7 @@ async function chooseBase(head: Choice, dirty: boolean): Promise<Choice> {
   throw new Error('no base to compare with: set BENCH_BASE_REF')
 }
 
-async function chooseSides(): Promise<[Side, Side]> {
+async function chooseSides(): Promise<[DispatchSide, DispatchSide]> {
   const headRef = benchConfig.headRef ?? 'HEAD'
   const headCommit = await resolveCommit(headRef)
   if (!headCommit) throw new Error(`BENCH_HEAD_REF=${headRef} names no commit`)
@@ -126,9 +142,10 @@ async function chooseSides(): Promise<[Side, Side]> {
   log(`base: ${baseDescription}\nhead: ${headDescription}`)
   const headBuild = benchConfig.headRef ? await refBuild(headCommit) : await serviceBuild()
   const baseBuild = await refBuild(base.commit)
+  const headFake = benchConfig.headRef ? await refProviderFake(headCommit) : FAKE_PROVIDER_SCRIPT
   return [
-    { label: 'base', describe: baseDescription, build: baseBuild },
-    { label: 'head', describe: headDescription, build: headBuild },
+    { label: 'base', describe: baseDescription, build: baseBuild, fake: await refProviderFake(base.commit) },
+    { label: 'head', describe: headDescription, build: headBuild, fake: headFake },
   ]
 }
 
@@ -163,40 +180,59 @@ export async function compareHttp(ctx: BenchContext, [base, head]: [Side, Side],
   return comparedHttp(load.name, baseFigure!, headFigure!)
 }
 
+/** One row of the dispatch comparison: instances per side, and how long the fake holds each answer. */
+interface DispatchCase {
+  instances: number
+  latencyMs: number
+}
+
 /**
- * Dispatch, one instance per side on a database of its own, through one fake provider: both warm-ups, then base,
- * head, base, head, ... Only the measured side has due messages; the other's scheduler finds none.
+ * Dispatch, `instances` per side on a database of its own, each side through its own fake provider (its commit's,
+ * holding each answer `latencyMs`): both warm-ups, then base, head, base, head, ... Only the measured side has due
+ * messages; the other's schedulers find none.
  */
-async function compareDispatch(ctx: BenchContext, sides: [Side, Side]): Promise<ComparedRow> {
-  const size = `${benchConfig.dispatchMessages} msgs x ${benchConfig.dispatchRecipients} recipients`
-  heading(`compare: dispatch, ${size}`)
-  const fake = await startFake(0)
-  const running: { side: Side; service: RunningProcess; runs: DispatchRun[]; once: (messages: number) => Promise<DispatchRun> }[] = []
+async function compareDispatch(ctx: BenchContext, sides: [DispatchSide, DispatchSide], { instances, latencyMs }: DispatchCase): Promise<ComparedRow> {
+  const messages = dispatchMessagesAt(latencyMs)
+  const load =
+    `dispatch, ${instances} instance${instances > 1 ? 's' : ''}, provider ${latencyMs} ms, ` +
+    `${messages} msgs x ${benchConfig.dispatchRecipients} recipients`
+  heading(`compare: ${load}`)
+  const running: { side: Side; fake: ChildProcess; services: RunningProcess[]; runs: DispatchRun[]; once: (messages: number) => Promise<DispatchRun> }[] = []
   try {
     for (const side of sides) {
       const database = await createBenchDatabase({ migrate: false })
-      const service = await startService({ databaseUrl: database.url, jwtSecret: ctx.jwtSecret, name: `compare-dispatch-${side.label}`, env: dispatcherEnv(fake.url), build: side.build })
-      running.push({ side, service, runs: [], once: (messages) => dispatchOnce(database, [service], fake.child, messages) })
+      const fake = await startFake(latencyMs, side.fake)
+      const services: RunningProcess[] = []
+      running.push({ side, fake: fake.child, services, runs: [], once: (count) => dispatchOnce(database, services, fake.child, count) })
+      for (let i = 0; i < instances; i++) {
+        const name = `compare-dispatch-${side.label}-${instances}x-${i + 1}`
+        // The first instance migrates the side's database; the others start on it once it is ready.
+        services.push(await startService({ databaseUrl: database.url, jwtSecret: ctx.jwtSecret, name, env: dispatcherEnv(fake.url), build: side.build }))
+      }
     }
     for (const { side, once } of running) {
-      const warm = await once(Math.max(10, Math.round(benchConfig.dispatchMessages / 4)))
-      log(`  dispatch ${side.label}: warm-up ${warm.recipientsPerSecond.toFixed(0)} recipients/s (${warm.recipients} in ${warm.seconds.toFixed(2)} s)`)
+      const warm = await once(Math.max(10, Math.round(messages / 4)))
+      log(`  ${load} ${side.label}: warm-up ${warm.recipientsPerSecond.toFixed(0)} recipients/s (${warm.recipients} in ${warm.seconds.toFixed(2)} s)`)
     }
     for (let i = 0; i < benchConfig.runs; i++) {
       for (const { side, runs, once } of running) {
-        runs.push(await measuredDispatchRun(`dispatch ${side.label}: run ${i + 1}/${benchConfig.runs}`, () => once(benchConfig.dispatchMessages)))
+        runs.push(await measuredDispatchRun(`${load} ${side.label}: run ${i + 1}/${benchConfig.runs}`, () => once(messages)))
       }
     }
-    for (const { side, service } of running) {
-      const problems = loggedProblems(service)
-      if (problems.length > 0) ctx.note(`compare dispatch ${side.label}: the service logged ${summariseProblems(problems)}`)
+    for (const { side, services } of running) {
+      for (const service of services) {
+        const problems = loggedProblems(service)
+        if (problems.length > 0) ctx.note(`compare ${load} ${side.label}: ${service.name} logged ${summariseProblems(problems)}`)
+      }
     }
     const [base, head] = running.map(({ runs }) => runs.map((run) => ({ value: run.recipientsPerSecond, noisy: run.noise !== null }))) as [RunFigure[], RunFigure[]]
     const medianOf = (runs: RunFigure[]) => median(runs.map((run) => run.value))
-    return { load: `dispatch, ${size}`, unit: 'recipients/s', base: medianOf(base), head: medianOf(head), pairs: base.map((run, i) => [run, head[i]!]) }
+    return { load, unit: 'recipients/s', base: medianOf(base), head: medianOf(head), pairs: base.map((run, i) => [run, head[i]!]) }
   } finally {
-    for (const { service } of running) await service.stop()
-    await stopChild(fake.child)
+    for (const { services, fake } of running) {
+      for (const service of services) await service.stop()
+      await stopChild(fake)
+    }
   }
 }
 
@@ -238,7 +274,11 @@ export async function compare(ctx: BenchContext, only: string[] = []): Promise<v
   const sides = await chooseSides()
   const rows: ComparedRow[] = []
   for (const load of HTTP_LOADS) if (wanted(load.key)) rows.push(await compareHttp(ctx, sides, load))
-  if (wanted('dispatch')) rows.push(await compareDispatch(ctx, sides))
+  if (wanted('dispatch')) {
+    for (const latencyMs of benchConfig.compareDispatchLatenciesMs) {
+      for (const instances of benchConfig.compareDispatchInstances) rows.push(await compareDispatch(ctx, sides, { instances, latencyMs }))
+    }
+  }
   printComparison(sides, rows, ctx.notes)
 }
 
