@@ -18,6 +18,8 @@ const DatabaseUrl = () => Type.Optional(Type.String({ pattern: '^postgres(ql)?:/
  */
 /** The tenant-facing calendar when SVC_TIME_ZONE is not set: the academies this service is for are in Korea. */
 export const DEFAULT_TIME_ZONE = 'Asia/Seoul'
+/** A provider call starts only while the dispatch lease outlasts its time limit by this much (clocks, scheduling). */
+export const LEASE_MARGIN_MS = 1_000
 
 export const EnvSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
@@ -281,6 +283,13 @@ function crossFieldProblems(env: Env): string[] {
   if (env.SVC_SMS_PROVIDER === 'extsms') {
     for (const key of EXTSMS_REQUIRED) {
       if (!env[key]) problems.push(`${key}: required when SVC_SMS_PROVIDER=extsms`)
+    }
+    // An instance calls the provider only while its lease surely outlasts the call: a shorter lease could never call.
+    // A value the schema refused is already named; NaN compares false here.
+    if (env.SVC_SMS_LEASE_SECONDS * 1000 <= env.SVC_SMS_PROVIDER_TIMEOUT_MS + LEASE_MARGIN_MS) {
+      problems.push(
+        `SVC_SMS_LEASE_SECONDS: must outlast SVC_SMS_PROVIDER_TIMEOUT_MS (${env.SVC_SMS_PROVIDER_TIMEOUT_MS} ms) by more than ${LEASE_MARGIN_MS} ms (got ${env.SVC_SMS_LEASE_SECONDS})`,
+      )
     }
   }
   return problems

@@ -49,6 +49,17 @@ describe('SMS provider configuration', () => {
     expect(configProblems({ ...EXTSMS, SVC_SMS_EXTSMS_BASE_URL: 'ftp://sms.example' }).some((problem) => problem.startsWith('SVC_SMS_EXTSMS_BASE_URL:'))).toBe(true)
   })
 
+  it('refuses with extsms a lease that does not outlast one provider call by more than a second, naming both settings', () => {
+    expect(configProblems({ ...EXTSMS, SVC_SMS_LEASE_SECONDS: '11' })).toEqual([
+      'SVC_SMS_LEASE_SECONDS: must outlast SVC_SMS_PROVIDER_TIMEOUT_MS (10000 ms) by more than 1000 ms (got 11)',
+    ])
+    expect(configProblems({ ...EXTSMS, SVC_SMS_LEASE_SECONDS: '12' })).toEqual([])
+    expect(configProblems({ ...EXTSMS, SVC_SMS_LEASE_SECONDS: '5', SVC_SMS_PROVIDER_TIMEOUT_MS: '3999' })).toEqual([])
+    expect(configProblems({ ...EXTSMS, SVC_SMS_LEASE_SECONDS: '5', SVC_SMS_PROVIDER_TIMEOUT_MS: '4000' })).toHaveLength(1)
+    // The mock answers in-process: no call to outlast.
+    expect(configProblems({ SVC_SMS_LEASE_SECONDS: '5' })).toEqual([])
+  })
+
   it('leaves the internal signing secret optional but refuses a short one', () => {
     expect(loadEnv({}).SVC_INTERNAL_HMAC_SECRET).toBeUndefined()
     expect(configProblems({ SVC_INTERNAL_HMAC_SECRET: 'short' })[0]).toMatch(/^SVC_INTERNAL_HMAC_SECRET:/)

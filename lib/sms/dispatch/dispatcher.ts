@@ -21,7 +21,7 @@ import { withTenant, type TenantTx } from '../../../db/tenant-transaction.js'
 import { applyDeliveryReports } from '../delivery/apply-reports.js'
 import type { GroupOwner, OutgoingSms, SendRequest, SmsProvider } from '../providers/provider.js'
 import { systemClock, type Clock } from '../../clock.js'
-import { DEFAULT_TIME_ZONE } from '../../env.js'
+import { DEFAULT_TIME_ZONE, LEASE_MARGIN_MS } from '../../env.js'
 import type { DatabaseOutage } from '../../observability/database-outage.js'
 import { errorSummary } from '../../observability/error-summary.js'
 import { noMetrics, type MetricsRecorder } from '../../observability/metrics.js'
@@ -91,8 +91,6 @@ export interface Dispatcher {
 const DEFAULT_LEASE_SECONDS = 30
 const DEFAULT_CONCURRENCY = 4
 const DEFAULT_RECORD_PATIENCE_SECONDS = 300
-/** A provider call starts only while the lease outlasts its time limit by this much (clocks, scheduling). */
-const LEASE_MARGIN_MS = 1_000
 
 /** What an attempt hands over: the recipients still to send, and a group an earlier attempt left open. */
 type Prepared = {
