@@ -59,8 +59,18 @@ function npmBuild(cwd: string): Promise<void> {
   })
 }
 
-const builds = new Map<string, Promise<string>>()
-const fakes = new Map<string, Promise<string>>()
+/** `make(commit)` once per commit in this run: a second caller gets the first one's promise. */
+function oncePerCommit(make: (commit: string) => Promise<string>): (commit: string) => Promise<string> {
+  const made = new Map<string, Promise<string>>()
+  return (commit) => {
+    let result = made.get(commit)
+    if (!result) {
+      result = make(commit)
+      made.set(commit, result)
+    }
+    return result
+  }
+}
 
 /**
  * The loopback fake provider of a commit (its bench/lib/fake-provider.ts and test/fakes/), extracted under
@@ -68,14 +78,7 @@ const fakes = new Map<string, Promise<string>>()
  * one-call send before the group API, the group API after), so each side of a comparison runs its own commit's.
  * Returns the path of its fake-provider.ts, for startFake.
  */
-export function refProviderFake(commit: string): Promise<string> {
-  let fake = fakes.get(commit)
-  if (!fake) {
-    fake = extractProviderFake(commit)
-    fakes.set(commit, fake)
-  }
-  return fake
-}
+export const refProviderFake = oncePerCommit(extractProviderFake)
 
 async function extractProviderFake(commit: string): Promise<string> {
   const dir = join(REPO_ROOT, 'bench', '.build', `fake-${commit.slice(0, 7)}-${process.pid}-${randomBytes(3).toString('hex')}`)
@@ -94,14 +97,7 @@ async function extractProviderFake(commit: string): Promise<string> {
  * sides run on the same installed packages; it is removed as soon as dist/ is copied, and on failure or Ctrl-C.
  * One build per commit: comparing a commit with itself measures the noise.
  */
-export function refBuild(commit: string): Promise<string> {
-  let build = builds.get(commit)
-  if (!build) {
-    build = buildInWorktree(commit)
-    builds.set(commit, build)
-  }
-  return build
-}
+export const refBuild = oncePerCommit(buildInWorktree)
 
 async function buildInWorktree(commit: string): Promise<string> {
   const started = Date.now()
