@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin'
 import { sql } from 'kysely'
 import cron from 'node-cron'
-import { isDatabaseUnavailable } from '../db/errors.js'
 import { rollUpSmsUsage } from '../db/repos/sms-usage.js'
 import { purgeUsedSignatures } from '../db/repos/used-internal-signatures.js'
 
@@ -52,8 +51,7 @@ export default fp(
     app.decorate('rollUpSmsUsage', rollUpUsage)
     // A minute missed in a database outage is part of the outage's two lines (plugins/db.ts), not one more warning.
     const failed = (error: unknown, message: string) => {
-      if (isDatabaseUnavailable(error)) app.databaseOutage.failedWork('maintenance', error)
-      else app.log.warn({ err: error }, message)
+      if (!app.databaseOutage.absorbs('maintenance', error)) app.log.warn({ err: error }, message)
     }
     const task = cron.schedule(
       PURGE_SCHEDULE,

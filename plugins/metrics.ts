@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { sql } from 'kysely'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import { isDatabaseUnavailable } from '../db/errors.js'
 import { AppError } from '../lib/errors.js'
 import { noMetrics, type MetricsRecorder } from '../lib/observability/metrics.js'
 import { inQuietHours } from '../lib/sms/quiet-hours.js'
@@ -42,8 +41,7 @@ async function dispatchStats(app: FastifyInstance): Promise<DispatchStats | null
   } catch (error) {
     // A scrape during a database outage still answers: the process metrics are what an operator needs then. The
     // outage itself is logged once (plugins/db.ts), not once per scrape.
-    if (isDatabaseUnavailable(error)) app.databaseOutage.failedWork('metrics', error)
-    else app.log.warn({ err: error }, 'metrics: could not read dispatch state')
+    if (!app.databaseOutage.absorbs('metrics', error)) app.log.warn({ err: error }, 'metrics: could not read dispatch state')
     return null
   }
 }

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { isDatabaseUnavailable } from '../../db/errors.js'
 import { errorSummary } from './error-summary.js'
 
 /**
@@ -15,6 +16,11 @@ export interface DatabaseOutage {
   refusedRequest(error: unknown, elapsedMs?: number): void
   /** Work outside requests (dispatch, webhook delivery, maintenance, a probe) failed because the database could not serve it. */
   failedWork(source: string, error: unknown): void
+  /**
+   * `failedWork` when `error` means the database is out of reach (true); false for any other error, which the caller
+   * logs as it would have. One place decides what belongs to the outage, for every background source.
+   */
+  absorbs(source: string, error: unknown): boolean
   /**
    * A round trip to the database went through (a request transaction committed, a probe or a background claim
    * answered): ends the outage, if one is open. Otherwise one comparison, so the hot path can call it freely.
@@ -34,6 +40,11 @@ export function createDatabaseOutage(log: FastifyBaseLogger, now: () => number =
   let outage: Outage | null = null
   let lastRecoveredAt = Number.NEGATIVE_INFINITY
 
+  function failedWork(source: string, error: unknown): void {
+    const current = outage ?? begin(source, error)
+    current.failedWork[source] = (current.failedWork[source] ?? 0) + 1
+  }
+
   function begin(source: string, error: unknown): Outage {
     log.warn({ source, ...errorSummary(error) }, 'database unreachable')
     return (outage = { startedAt: now(), refusedRequests: 0, failedWork: {} })
@@ -44,9 +55,11 @@ export function createDatabaseOutage(log: FastifyBaseLogger, now: () => number =
       if (!outage && now() - elapsedMs < lastRecoveredAt) return
       ;(outage ?? begin('request', error)).refusedRequests++
     },
-    failedWork(source, error) {
-      const current = outage ?? begin(source, error)
-      current.failedWork[source] = (current.failedWork[source] ?? 0) + 1
+    failedWork,
+    absorbs(source, error) {
+      if (!isDatabaseUnavailable(error)) return false
+      failedWork(source, error)
+      return true
     },
     reachable() {
       if (!outage) return

@@ -2,7 +2,6 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { KeyObject } from 'node:crypto'
 import { isIP } from 'node:net'
 import type { Kysely } from 'kysely'
-import { isDatabaseUnavailable } from '../../db/errors.js'
 import type { DB } from '../../db/schema.js'
 import { withTenant } from '../../db/tenant-transaction.js'
 import {
@@ -39,7 +38,7 @@ export interface DelivererOptions {
   resolve?: ResolveHost
   metrics?: MetricsRecorder
   /** Where failures because the database is out of reach go instead of a line each (plugins/db.ts). */
-  databaseOutage?: Pick<DatabaseOutage, 'failedWork' | 'reachable'>
+  databaseOutage?: Pick<DatabaseOutage, 'absorbs' | 'reachable'>
 }
 
 export interface Deliverer {
@@ -144,8 +143,7 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
   function start(claim: EventClaim, claimNext: boolean): Promise<void> {
     const running: Promise<void> = deliver(claim)
       .catch((error: unknown) => {
-        if (outage && isDatabaseUnavailable(error)) outage.failedWork('webhooks', error)
-        else log.error({ err: error, eventId: claim.eventId }, 'webhook delivery failed; its lease lapses and it is tried again')
+        if (!outage?.absorbs('webhooks', error)) log.error({ err: error, eventId: claim.eventId }, 'webhook delivery failed; its lease lapses and it is tried again')
       })
       .finally(() => {
         inFlight.delete(running)
@@ -185,8 +183,7 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
       do {
         again = false
         await claimForFreeWorkers().catch((error: unknown) => {
-          if (outage && isDatabaseUnavailable(error)) outage.failedWork('webhooks', error)
-          else log.warn({ err: error }, 'could not claim webhook events')
+          if (!outage?.absorbs('webhooks', error)) log.warn({ err: error }, 'could not claim webhook events')
         })
       } while (again && !stopping)
     })().finally(() => {

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
-import { isDatabaseUnavailable } from '../../db/errors.js'
 import { StringEnum } from '../../lib/http/response-types.js'
 
 const HealthSchema = Type.Object({ status: StringEnum(['UP', 'DOWN']) }, { $id: 'Health', examples: [{ status: 'UP' }] })
@@ -29,8 +28,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
    * stack per probe every few seconds); any other failure is logged as before. A probe that answers ends the outage.
    */
   const probeFailed = (request: FastifyRequest, probe: string, error: unknown) => {
-    if (error instanceof ProbeTimedOut || isDatabaseUnavailable(error)) app.databaseOutage.failedWork(probe, error)
-    else request.log.warn({ err: error }, `${probe} check failed`)
+    if (error instanceof ProbeTimedOut) app.databaseOutage.failedWork(probe, error)
+    else if (!app.databaseOutage.absorbs(probe, error)) request.log.warn({ err: error }, `${probe} check failed`)
   }
 
   const health = { ...probeSchema, operationId: 'getHealth', summary: 'UP when the database answers' }

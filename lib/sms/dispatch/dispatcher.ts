@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import { isDatabaseUnavailable } from '../../../db/errors.js'
 import {
   claimDueMessages,
   findUnsentRecipients,
@@ -62,7 +61,7 @@ export interface DispatcherOptions {
   /** Provider calls and retries are counted here (plugins/metrics.ts). */
   metrics?: MetricsRecorder
   /** Where failures because the database is out of reach go instead of a line each (plugins/db.ts). */
-  databaseOutage?: Pick<DatabaseOutage, 'failedWork' | 'reachable'>
+  databaseOutage?: Pick<DatabaseOutage, 'absorbs' | 'reachable'>
   /**
    * SVC_SMS_SYSTEM_SENDER: a system message from this number is not held for the tenant's sender number
    * (db/repos/dispatch-hold.ts). Default none.
@@ -138,8 +137,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * ends) instead of a line with a stack each; any other failure is logged by `otherwise`.
    */
   const unlessOutage = (error: unknown, otherwise: () => void) => {
-    if (options.databaseOutage && isDatabaseUnavailable(error)) options.databaseOutage.failedWork('dispatch', error)
-    else otherwise()
+    if (!options.databaseOutage?.absorbs('dispatch', error)) otherwise()
   }
   const leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY

@@ -37,6 +37,20 @@ describe('database outage tracker', () => {
     expect(JSON.stringify(lines)).not.toContain('stack')
   })
 
+  it('absorbs into the outage only an error that means the database is out of reach; any other is left to the caller', () => {
+    const { outage, lines } = tracker()
+    expect(outage.absorbs('maintenance', new Error('relation "sms_usage" does not exist'))).toBe(false)
+    expect(outage.open).toBe(false)
+    expect(lines).toEqual([])
+    expect(outage.absorbs('maintenance', refused)).toBe(true)
+    expect(outage.absorbs('maintenance', refused)).toBe(true)
+    outage.reachable()
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: 'database unreachable', source: 'maintenance' }),
+      expect.objectContaining({ msg: 'database reachable again', failedWork: { maintenance: 2 } }),
+    ])
+  })
+
   it('names the background work that found the outage first', () => {
     const { outage, lines } = tracker()
     outage.failedWork('webhooks', refused)
