@@ -124,11 +124,9 @@ export async function handOverInGroup(steps: HandOverSteps): Promise<HandOverOut
 
     await steps.beforeCall()
     const sent = await provider.sendGroup(groupId)
-    if (sent.kind === 'retryable') {
-      return outcome({ kind: 'unresolved', groupId, error: `sending group ${groupId}: ${sent.error}` })
-    }
-    if (sent.kind === 'rejected') {
-      // A group is sent once, so a refusal may mean it already was; only its read-back can say.
+    if (sent.kind !== 'ok') {
+      // No answer may hide a send that went out, and a group is sent once, so a refusal may mean it already was:
+      // either way only its read-back can say.
       return outcome({ kind: 'unresolved', groupId, error: `sending group ${groupId}: ${sent.error}` })
     }
     known.push(...waiting)
