@@ -328,18 +328,26 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     )
   }
 
+  /** An attempt, tracked so that stop() waits for it whether it succeeds or fails. */
+  function started(claim: Claim, claimedAt: number): Promise<AttemptKind | null> {
+    const running = attempt(claim, claimedAt)
+    const settled = running.then(
+      () => undefined,
+      () => undefined,
+    )
+    attempts.add(settled)
+    void settled.finally(() => attempts.delete(settled))
+    return running
+  }
+
   /** Runs one claim's attempt, tracked for stop(); never rejects (a failure is logged, its lease lapses). */
   function track(claim: Claim, claimedAt: number): Promise<AttemptKind | 'failed' | null> {
-    const running = attempt(claim, claimedAt).catch((error: unknown) => {
+    return started(claim, claimedAt).catch((error: unknown) => {
       unlessOutage(error, () =>
         log.error({ err: error, smsId: claim.smsId }, 'dispatch of a message failed; its lease lapses and the next holder takes it over'),
       )
       return 'failed' as const
     })
-    const settled = running.then(() => undefined)
-    attempts.add(settled)
-    void settled.finally(() => attempts.delete(settled))
-    return running
   }
 
   /** Claims for the free workers: as many as are free (never more than a batch), each started the moment it is claimed. */
@@ -439,15 +447,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     kick,
     runOnce,
     async processClaim(claim) {
-      // Tracked for stop() like any attempt, but its failure reaches the caller (tests drive claims directly).
-      const running = attempt(claim, performance.now())
-      const settled = running.then(
-        () => undefined,
-        () => undefined,
-      )
-      attempts.add(settled)
-      void settled.finally(() => attempts.delete(settled))
-      await running
+      // Its failure reaches the caller (tests drive claims directly).
+      await started(claim, performance.now())
     },
     async stop() {
       stopping = true
