@@ -77,6 +77,9 @@ export const EnvSchema = Type.Object({
   SVC_SMS_DISPATCHER: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   SVC_SMS_MAX_ATTEMPTS: Int(5, 1, 50),
   SVC_SMS_BATCH_SIZE: Int(100, 1, 1000),
+  // Messages an instance hands to the provider at once: each attempt is three provider calls (the group API), and a
+  // worker waiting on the provider holds no database connection, so this is what carries throughput past latency.
+  SVC_SMS_DISPATCH_WORKERS: Int(8, 1, 64),
   // A claim's lease, renewed while an attempt runs: what a dead instance held is taken over after at most this long.
   SVC_SMS_LEASE_SECONDS: Int(30, 5, 3600),
   // The adapter's time limit for one provider call; a call is started only while the lease outlasts it.

@@ -31,6 +31,7 @@ export default fp(
       maxAttempts: env.SVC_SMS_MAX_ATTEMPTS,
       retryBaseSeconds: env.SVC_SMS_RETRY_BASE_SECONDS,
       leaseSeconds: env.SVC_SMS_LEASE_SECONDS,
+      concurrency: env.SVC_SMS_DISPATCH_WORKERS,
       metrics: app.metrics,
       databaseOutage: app.databaseOutage,
       systemSender: env.SVC_SMS_SYSTEM_SENDER ?? null,

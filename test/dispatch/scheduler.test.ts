@@ -57,6 +57,24 @@ describe('dispatch scheduling in the running service', () => {
     expect(await messageState(bed.iso.owner, afterClose)).toMatchObject({ status: 'PENDING', dispatchAttempts: 0, claimToken: null })
   })
 
+  it('hands as many messages to the provider at once as SVC_SMS_DISPATCH_WORKERS says', async () => {
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    for (let i = 0; i < 5; i++) await insertPendingMessage(bed.iso.owner, tenant)
+    // Every group's creation takes effect and its answer is held: each held call is a busy worker.
+    bed.fake.fail({ timeoutMs: 1500, phase: 'create' })
+    const app = await buildTestApp({ ...liveEnv('0 0 1 1 *'), SVC_SMS_DISPATCH_WORKERS: '3' })
+    try {
+      app.dispatcher.kick()
+      await until(() => bed.fake.holding() === 3, SCHEDULED_WITHIN_MS)
+      // The other two wait for a free worker (the default would have started a fourth).
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(bed.fake.holding()).toBe(3)
+    } finally {
+      bed.fake.reset()
+      await app.close()
+    }
+  })
+
   it('accepts no provider callback on a deployment without a webhook token', async () => {
     const app = await buildTestApp({ DATABASE_URL: bed.iso.url })
     try {

@@ -88,6 +88,7 @@ export interface Dispatcher {
 }
 
 const DEFAULT_LEASE_SECONDS = 30
+// Tests' default; the service passes SVC_SMS_DISPATCH_WORKERS.
 const DEFAULT_CONCURRENCY = 4
 const DEFAULT_RECORD_PATIENCE_SECONDS = 300
 
