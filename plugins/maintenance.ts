@@ -10,6 +10,8 @@ const PURGE_SCHEDULE = '0 * * * * *'
 // at most this many statements a minute: a backlog (retention shortened, a long stop) drains over a few minutes.
 const AUDIT_PURGE_BATCH = 5000
 const AUDIT_PURGE_BATCHES_PER_RUN = 20
+// Expired rows removed per table a minute at most (svc_purge_expired): far above what a minute expires.
+const EXPIRED_PURGE_BATCH = 10_000
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,7 +42,7 @@ export default fp(
       return purged
     }
     const purgeExpired = async () => {
-      const { rows } = await sql<{ purged: number }>`select svc_purge_expired() as purged`.execute(app.db)
+      const { rows } = await sql<{ purged: number }>`select svc_purge_expired(${EXPIRED_PURGE_BATCH}::int) as purged`.execute(app.db)
       // Its own statement (no RLS, nothing to hide from the runtime role): svc_purge_expired stays as it is.
       return (rows[0]?.purged ?? 0) + (await purgeUsedSignatures(app.db)) + (await purgeAuditEvents())
     }

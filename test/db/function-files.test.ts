@@ -36,7 +36,7 @@ describe('db/functions (the current definition of every SQL function)', () => {
       return (await fileFunctions(owner(), changed))[0]
     }
 
-    const longerWindows = await variant(text.replace("interval '10 minutes'", "interval '11 minutes'"))
+    const longerWindows = await variant(text.replace("interval ''10 minutes''", "interval ''11 minutes''"))
     expect(longerWindows?.definition).not.toBe(migrated!.definition)
     expect(longerWindows?.acl).toBe(migrated!.acl)
 
@@ -68,7 +68,7 @@ describePostgres('migrating applies the function files, whatever the database he
   it('gives a function changed in the database its file definition and grants back, with nothing pending', async () => {
     const { text } = functionFiles().find((file) => file.name === 'svc_purge_expired')!
     await sql.raw(text.replace("interval '10 minutes'", "interval '11 minutes'").replace(/^grant execute .*$/m, '')).execute(iso.owner)
-    await sql`revoke execute on function svc_purge_expired() from svc_app`.execute(iso.owner)
+    await sql`revoke execute on function svc_purge_expired(integer) from svc_app`.execute(iso.owner)
     expect(await databaseFunctions(iso.owner)).not.toEqual(await asFiles())
 
     const result = await migrate()
