@@ -16,6 +16,11 @@ export interface Database {
   readonly kind: 'postgres' | 'embedded'
   /** Applies pending migrations as the owner (DATABASE_MIGRATION_URL, else the connecting user). */
   migrate(): Promise<void>
+  /**
+   * Runs `work` as the owner on one connection of its own (PostgreSQL: opened for it and closed after; embedded:
+   * the owner session), outside any transaction: what the runtime role may not do (partition upkeep).
+   */
+  asOwner<T>(work: (owner: Kysely<DB>) => Promise<T>): Promise<T>
   /** Resolves when a parameterised query answers through the request path; rejects saying why not. */
   probe(): Promise<void>
   /** The runtime pool's connections now (metrics); absent where there is no pool (the embedded store). */
@@ -78,18 +83,22 @@ export function openPostgres(connectionString: string, poolMax: number, options:
   // pool either way, once.
   let ended: Promise<void> | undefined
   const endPool = () => (ended ??= pool.end())
+  const asOwner = async <T>(work: (owner: Kysely<DB>) => Promise<T>): Promise<T> => {
+    const owner = kyselyOver(createPool(options.migrationUrl ?? connectionString, 1, { driver, preparedStatements }))
+    try {
+      return await work(owner)
+    } finally {
+      await owner.destroy()
+    }
+  }
   const db = runtimeDatabase(new RuntimeDialect(lend, endPool), lend, session)
   return {
     db,
     kind: 'postgres',
-    async migrate() {
-      const owner = kyselyOver(createPool(options.migrationUrl ?? connectionString, 1, { driver, preparedStatements }))
-      try {
-        await migrateToLatest(owner)
-      } finally {
-        await owner.destroy()
-      }
+    migrate: async () => {
+      await asOwner(migrateToLatest)
     },
+    asOwner,
     async probe() {
       await probeRequestPath(db)
       const problem = health.problem()

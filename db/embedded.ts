@@ -151,6 +151,7 @@ export function openEmbedded(svcDataDir: string, options: { statementTimeoutMs?:
     migrate: async () => {
       await migrateToLatest(owner)
     },
+    asOwner: (work) => work(owner),
     probe: () => probeRequestPath(db),
     close: async () => {
       await owner.destroy()

@@ -2,10 +2,13 @@ import type { Kysely } from 'kysely'
 import { Migrator, type MigrationResultSet } from 'kysely/migration'
 import { applyFunctionFiles, type AppliedFunctions } from './function-files.js'
 import { migrations } from './migrations/index.js'
+import { prepareRanges } from './repos/sms-retention.js'
 
 /**
  * Applies every pending migration (tables, indexes, policies: frozen history), then every SQL function's current
- * definition from db/functions; throws with the failing migration's or file's name when one fails.
+ * definition from db/functions, then creates the SMS tables' ranges of ids ahead (db/repos/sms-retention.ts: so a
+ * scheduled `npm run migrate` keeps them where no instance may act as the owner); throws with the failing
+ * migration's or file's name when one fails.
  */
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet & { functions: AppliedFunctions }> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
@@ -16,5 +19,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultS
       cause: result.error,
     })
   }
-  return { ...result, functions: await applyFunctionFiles(db) }
+  const functions = await applyFunctionFiles(db)
+  await prepareRanges(db)
+  return { ...result, functions }
 }

@@ -358,6 +358,16 @@ export interface SmsMessageCountsTable {
   messages: number
 }
 
+/**
+ * The ranges of message ids the SMS tables are partitioned by, one a month, and when each was opened (ids started
+ * coming from it); the owner's partition upkeep only (db/repos/sms-retention.ts), not readable by the runtime role.
+ */
+export interface SmsIdRangesTable {
+  firstId: number
+  suffix: string
+  openedAt: Date | null
+}
+
 /** The academy's audit log (lib/audit): insert and select only for the runtime role. */
 export interface AuditEventsTable {
   tenantId: number
@@ -512,6 +522,7 @@ export interface DB {
   classEnrollments: ClassEnrollmentsTable
   idempotencyKeys: IdempotencyKeysTable
   smsMessageCounts: SmsMessageCountsTable
+  smsIdRanges: SmsIdRangesTable
   smsDailyUsage: SmsDailyUsageTable
   smsUsage: SmsUsageTable
   smsUsageDays: SmsUsageDaysTable

@@ -105,6 +105,11 @@ export const EnvSchema = Type.Object({
   SVC_SMS_MAX_PER_PHONE: Int(5, 1, 10_000),
   // Days the audit log keeps an event (GET /v1/audit-events); 0 keeps every event.
   SVC_AUDIT_RETENTION_DAYS: Int(400, 0, 36_500),
+  // Days an SMS message (with its recipients: numbers, names, text) is kept after it was accepted; 0 keeps all.
+  SVC_SMS_RETENTION_DAYS: Int(400, 0, 36_500),
+  // Partition upkeep of the SMS tables (ranges created ahead, months past retention dropped), as the owner; off: this
+  // instance leaves it to another instance or to `npm run migrate` (which also creates the ranges ahead).
+  SVC_SMS_PARTITION_UPKEEP: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   // The number system messages (one-time codes) are sent from, national digits; unset: the tenant's APPROVED number.
   SVC_SMS_SYSTEM_SENDER: Type.Optional(Type.String({ pattern: '^[0-9]{8,11}$' })),
   // One-time codes (lib/otp): lifetime, wrong tries before a code dies, the wait before a new code for the same user

@@ -120,6 +120,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Env
     SVC_LOGIN_IP_PER_MINUTE: '1000000',
     // Dispatch works across tenants; its tests run it against databases of their own.
     SVC_SMS_DISPATCHER: 'off',
+    // Partition upkeep opens an owner connection at every start; its tests turn it on or call it.
+    SVC_SMS_PARTITION_UPKEEP: 'off',
     SVC_DB_POOL_MAX: '5',
     SVC_MIGRATE_ON_START: 'false',
     // Another database named without its owner: the run's owner URL would name the wrong database.
@@ -140,7 +142,14 @@ export function openTestDatabase(env: Env = testEnv()): Database {
 
 /** The file's embedded store as an app's database: closing the app leaves the store open. */
 export function sharedEmbeddedDatabase(store: EmbeddedDatabase): Database {
-  return { db: store.db, kind: 'embedded', migrate: () => store.migrate(), probe: () => store.probe(), close: async () => undefined }
+  return {
+    db: store.db,
+    kind: 'embedded',
+    migrate: () => store.migrate(),
+    asOwner: (work) => store.asOwner(work),
+    probe: () => store.probe(),
+    close: async () => undefined,
+  }
 }
 
 /** Builds the production app against the test database (migrated once by the global setup). */

@@ -33,7 +33,7 @@ export function statementsOf(args: unknown[]): RecordedQuery[] {
  * a test that counts statements; it is no part of the work under test.
  */
 export function isMaintenanceStatement(text: string): boolean {
-  return /svc_purge_expired\(\)|^delete from "used_internal_signatures"/.test(text)
+  return /svc_purge_expired\(|svc_purge_old_sms\(|^delete from "used_internal_signatures"/.test(text)
 }
 
 /**

@@ -32,6 +32,7 @@ import * as secondFactor from './2026-11-27T00-00-00-second-factor.js'
 import * as advertising from './2026-11-28T00-00-00-advertising.js'
 import * as webhooks from './2026-11-28T01-00-00-webhooks.js'
 import * as openProviderGroup from './2026-11-28T02-00-00-open-provider-group.js'
+import * as smsIdRanges from './2026-11-28T03-00-00-sms-id-ranges.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -71,4 +72,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T00-00-00-advertising': advertising,
   '2026-11-28T01-00-00-webhooks': webhooks,
   '2026-11-28T02-00-00-open-provider-group': openProviderGroup,
+  '2026-11-28T03-00-00-sms-id-ranges': smsIdRanges,
 }

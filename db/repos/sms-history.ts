@@ -117,14 +117,15 @@ function filtered<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, shape: Pag
 const unfiltered = (shape: PageShape) => !shape.byStatus && !shape.byRecipientType && !shape.byPurpose && !shape.bySearch
 
 /**
- * Whether one index yields this page's rows in order for any tenant or sender: (tenant_id, created_at, id),
- * (tenant_id, sender_id, created_at, id), (tenant_id, sent_at, id) and (tenant_id, status, id). Such a page's only
- * sensible plan is that index scan, so its statement is prepared and may run from a generic plan. Any other shape
- * is planned per execution, for the values it serves: a generic plan sees neither the tenant's size nor how
- * selective a filter is, and could walk a whole tenant's rows to find one instructor's few.
+ * Whether one index yields this page's rows in order for any tenant: (tenant_id, created_at, id),
+ * (tenant_id, sent_at, id) and (tenant_id, status, id), merged across the monthly partitions of sms_messages. Such a
+ * page's only sensible plan is that index walk, so its statement is prepared and may run from a generic plan. Any
+ * other shape is planned per execution, for the values it serves: a generic plan sees neither the tenant's size nor
+ * how selective a filter is. That includes one instructor's own pages: a generic plan, which assumes an average
+ * tenant's sender, sorts all of a sender's rows from every partition rather than merge each partition's index walk.
  */
 function servedByAnIndex(shape: PageShape): boolean {
-  return unfiltered(shape) && (!shape.bySender || shape.sort.field === 'createdAt')
+  return unfiltered(shape) && !shape.bySender
 }
 
 /**

@@ -19,7 +19,8 @@ export interface DeliveryReport {
 
 export type ParsedDeliveryReport = { ok: true; report: DeliveryReport } | { ok: false; reason: string }
 
-const DIGITS = /^\d{1,15}$/
+// Message ids reach 16 digits (a month's range starts at yyyymm x 10^10); past 2^53-1 a number names no row.
+const DIGITS = /^\d{1,16}$/
 /** Provider ids are 32 characters; the columns hold 64. Status codes are 4 (columns: 10). */
 const MAX_PROVIDER_ID = 64
 const MAX_STATUS_CODE = 10
@@ -33,7 +34,7 @@ function isObject(value: unknown): value is Fields {
 // customFields are strings on the wire; a JSON integer is tolerated because it names the same row.
 function toIndex(value: unknown): number | null {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null
-  if (typeof value === 'string' && DIGITS.test(value)) return Number(value)
+  if (typeof value === 'string' && DIGITS.test(value) && Number.isSafeInteger(Number(value))) return Number(value)
   return null
 }
 

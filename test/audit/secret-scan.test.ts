@@ -10,6 +10,8 @@ describe('the scan for secrets in audit events', () => {
         event({ role: 'OWNER', recipientCount: 30, senderNumber: '010-****-5678', scheduledAt: '2026-11-26T09:00:00.000Z' }),
         event({ changed: ['name', 'content'], previousLoginId: 'kim', reason: 'WRONG_PASSWORD' }, '4f1c2b9e-1111-4a2b-8c3d-123456789abc'),
         event({ lockedUntil: '2026-11-26T09:15:00.000Z', failures: 5, sessionId: '1c7e0a4e-5a4b-4d36-a1d5-2f2a5e0d0b6f' }, '1234567'),
+        // An SMS message's id (a month's range of ids starts at yyyymm x 10^10).
+        event({ recipientCount: 3 }, '2026110000000123'),
       ]),
     ).toEqual([])
   })

@@ -18,8 +18,9 @@ const FINDINGS: ReadonlyArray<[string, RegExp]> = [
   ['a JWT', /eyJ[\w-]{8,}\.[\w-]{8,}/],
   ['a bcrypt hash', /\$2[aby]\$\d\d\$/],
   ['a webhook secret', /whsec_/],
-  // Nine or more digits, with or without separators, unmasked: a Korean phone number (masked ones carry '*').
-  ['a whole phone number', /(?<![\w*])\d(?:[ -]?\d){8,}(?![\w*])/],
+  // Nine to twelve digits, with or without separators, unmasked: a Korean phone number, +82 form included (masked
+  // ones carry '*'). A longer run is no phone number: SMS message ids have 16 digits (2026110000000123).
+  ['a whole phone number', /(?<![\w*])\d(?:[ -]?\d){8,11}(?![\w*]|[ -]?\d)/],
   // A one-time code on its own: exactly six digits as a whole value.
   ['a six-digit code', /^\d{6}$/],
 ]

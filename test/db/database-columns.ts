@@ -76,7 +76,7 @@ export async function readDatabaseTables(owner: Kysely<any>, app: Kysely<any>): 
     join pg_type s on s.oid = case when t.typcategory = 'A' then t.typelem else t.oid end
     left join pg_type base on base.oid = s.typbasetype and s.typtype = 'd'
     left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
-    where n.nspname = current_schema() and c.relkind in ('r', 'p')
+    where n.nspname = current_schema() and c.relkind in ('r', 'p') and not c.relispartition
       and c.relname not in (${DEFAULT_MIGRATION_TABLE}, ${DEFAULT_MIGRATION_LOCK_TABLE})
     order by c.relname, a.attnum`.execute(owner)
   const checks = await checkedLiterals(owner)

@@ -79,6 +79,7 @@ describe('parseDeliveryReports', () => {
     ['a negative svcSmsId', withCustom({ svcTenant: 'acme', svcSmsId: '-1', svcRecipient: '0' })],
     ['a zero svcSmsId', withCustom({ svcTenant: 'acme', svcSmsId: '0', svcRecipient: '0' })],
     ['a huge svcSmsId', withCustom({ svcTenant: 'acme', svcSmsId: '99999999999999999999', svcRecipient: '0' })],
+    ['a 16-digit svcSmsId past 2^53-1', withCustom({ svcTenant: 'acme', svcSmsId: '9007199254740993', svcRecipient: '0' })],
     ['no svcRecipient', withCustom({ svcTenant: 'acme', svcSmsId: '42' })],
     ['a text svcRecipient', withCustom({ svcTenant: 'acme', svcSmsId: '42', svcRecipient: 'first' })],
     ['no statusCode', { ...report, statusCode: undefined }],
@@ -91,6 +92,11 @@ describe('parseDeliveryReports', () => {
   it('keeps good entries next to bad ones', () => {
     const result = parseDeliveryReports([null, report, { data: {} }])
     expect(result.map((entry) => entry.ok)).toEqual([false, true, false])
+  })
+
+  it('accepts the 16-digit id of a message of a month range (yyyymm x 10^10 + n)', () => {
+    const [result] = parseDeliveryReports([withCustom({ svcTenant: 'acme', svcSmsId: '2026120000000042', svcRecipient: '0' })])
+    expect(result).toMatchObject({ ok: true, report: { smsId: 2026120000000042, recipientIndex: 0 } })
   })
 
   it('accepts integer custom fields sent as JSON numbers', () => {

@@ -20,7 +20,7 @@ describe('POST /v1/login statements', () => {
     await app?.close()
   })
 
-  const isBackgroundJob = (text: string) => /svc_purge_expired|svc_claim_due_sms/i.test(text)
+  const isBackgroundJob = (text: string) => /svc_purge_expired|svc_purge_old_sms|svc_claim_due_sms/i.test(text)
 
   /**
    * What one request sends, exchange by exchange (one write, one Sync, one answer each), without connection set-up
