@@ -48,6 +48,16 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Attaching a partition takes over its indexes that match the partitioned ones, but PostgreSQL 15 matches without
   // the sort order: these two would be taken over crosswise. Dropped, the attach builds them as declared.
   await sql`drop index sms_messages_legacy_sent_asc, sms_messages_legacy_sent_desc`.execute(db)
+  // A database migrated down from this release and up again holds ids of month ranges: set aside (the triggers are
+  // off, so no total changes), they return to their months below.
+  await sql`create temporary table returning_messages on commit drop as select * from sms_messages_legacy where false`.execute(db)
+  await sql`create temporary table returning_recipients on commit drop as select * from sms_recipients_legacy where false`.execute(db)
+  await sql`
+    with moved as (delete from sms_messages_legacy where id >= 2000010000000000 returning *)
+    insert into returning_messages select * from moved`.execute(db)
+  await sql`
+    with moved as (delete from sms_recipients_legacy where sms_id >= 2000010000000000 returning *)
+    insert into returning_recipients select * from moved`.execute(db)
 
   await sql`create sequence sms_messages_id_seq as bigint`.execute(db)
   await sql`grant select, usage on sequence sms_messages_id_seq to svc_app`.execute(db)
@@ -59,13 +69,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table sms_messages add primary key (tenant_id, id)`.execute(db)
   await sql`alter table sms_messages add foreign key (tenant_id) references tenants (id)`.execute(db)
   await sql`alter table sms_messages add foreign key (tenant_id, sender_id) references users (tenant_id, id)`.execute(db)
-  await sql`create index sms_messages_history on sms_messages (tenant_id, created_at desc, id desc)`.execute(db)
-  await sql`create index sms_messages_sender_history on sms_messages (tenant_id, sender_id, created_at desc, id desc)`.execute(db)
-  await sql`create index sms_messages_due on sms_messages (tenant_id, next_attempt_at) where status = 'PENDING'`.execute(db)
-  await sql`create index sms_messages_dispatched on sms_messages (tenant_id) where status = 'DISPATCHED'`.execute(db)
-  await sql`create index sms_messages_sent_asc on sms_messages (tenant_id, sent_at, id)`.execute(db)
-  await sql`create index sms_messages_sent_desc on sms_messages (tenant_id, sent_at desc nulls last, id desc)`.execute(db)
-  await sql`create index sms_messages_status on sms_messages (tenant_id, status, id)`.execute(db)
+  await createIndexes(db)
   // Retention finds expired rows by age across tenants (svc_purge_old_sms): a BRIN index, a few pages a month,
   // costs an insert next to nothing because rows arrive in time order.
   await sql`create index sms_messages_age on sms_messages using brin (created_at)`.execute(db)
@@ -87,34 +91,6 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`select svc_protect_tenant_table('sms_recipients')`.execute(db)
   await sql`grant select, insert, update, delete on sms_messages, sms_recipients to svc_app`.execute(db)
 
-  await defineFunction(db, 'svc_count_inserted_sms')
-  await defineFunction(db, 'svc_count_deleted_sms')
-  await defineFunction(db, 'svc_usage_of_inserted_sms')
-  await defineFunction(db, 'svc_usage_of_updated_sms')
-  await defineFunction(db, 'svc_webhook_event_of_sms')
-  await sql`
-    create trigger sms_messages_counted_on_insert after insert on sms_messages
-      referencing new table as inserted for each statement execute function svc_count_inserted_sms()`.execute(db)
-  await sql`
-    create trigger sms_messages_counted_on_delete after delete on sms_messages
-      referencing old table as removed for each statement execute function svc_count_deleted_sms()`.execute(db)
-  await sql`
-    create trigger sms_messages_usage_on_insert after insert on sms_messages
-      referencing new table as inserted for each statement execute function svc_usage_of_inserted_sms()`.execute(db)
-  await sql`
-    create trigger sms_messages_usage_on_update after update of status, success_count, fail_count, opted_out_count on sms_messages
-      for each row when (
-        (old.status = 'CANCELLED') is distinct from (new.status = 'CANCELLED')
-        or old.success_count <> new.success_count or old.fail_count <> new.fail_count
-        or old.opted_out_count <> new.opted_out_count)
-      execute function svc_usage_of_updated_sms()`.execute(db)
-  await sql`
-    create trigger sms_messages_webhook_events after update of status on sms_messages
-      for each row when (
-        old.status is distinct from new.status and new.kind = 'STAFF'
-        and new.status in ('SENT', 'FAILED', 'PARTIAL', 'CANCELLED'))
-      execute function svc_webhook_event_of_sms()`.execute(db)
-
   // Not a tenant table: only the owner's maintenance reads it.
   await sql`
     create table sms_id_ranges (
@@ -127,6 +103,24 @@ export async function up(db: Kysely<any>): Promise<void> {
   await defineFunction(db, 'svc_sms_range_start')
   await defineFunction(db, 'svc_prepare_sms_partitions')
   await sql`select svc_prepare_sms_partitions(2)`.execute(db)
+
+  // The rows set aside go back into their months' ranges (opened at the month's start), before the triggers exist:
+  // they were counted when first written. The sequence goes past the highest of them.
+  await sql`
+    select svc_prepare_sms_partitions(0, make_date((m / 100)::int, (m % 100)::int, 1)::timestamptz)
+    from (select distinct id / 10000000000 as m from returning_messages) months`.execute(db)
+  await sql`insert into sms_messages select * from returning_messages`.execute(db)
+  await sql`insert into sms_recipients select * from returning_recipients`.execute(db)
+  await sql`
+    select setval('sms_messages_id_seq', max(id) + 1, false) from returning_messages
+    having max(id) + 1 > (select case when is_called then last_value + 1 else last_value end from sms_messages_id_seq)`.execute(db)
+
+  await defineFunction(db, 'svc_count_inserted_sms')
+  await defineFunction(db, 'svc_count_deleted_sms')
+  await defineFunction(db, 'svc_usage_of_inserted_sms')
+  await defineFunction(db, 'svc_usage_of_updated_sms')
+  await defineFunction(db, 'svc_webhook_event_of_sms')
+  await createTriggers(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
@@ -162,6 +156,16 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table sms_recipients add primary key (tenant_id, sms_id, recipient_index)`.execute(db)
   await sql`
     alter table sms_recipients add foreign key (tenant_id, sms_id) references sms_messages (tenant_id, id) on delete cascade`.execute(db)
+  await createIndexes(db)
+  await sql`select svc_protect_tenant_table('sms_messages')`.execute(db)
+  await sql`select svc_protect_tenant_table('sms_recipients')`.execute(db)
+  await sql`grant select, insert, update, delete on sms_messages, sms_recipients to svc_app`.execute(db)
+  await sql`grant select, usage on sequence sms_messages_id_seq to svc_app`.execute(db)
+  await createTriggers(db)
+}
+
+// The indexes and triggers of sms_messages as they were before this migration, on whichever table now bears the name.
+async function createIndexes(db: Kysely<any>): Promise<void> {
   await sql`create index sms_messages_history on sms_messages (tenant_id, created_at desc, id desc)`.execute(db)
   await sql`create index sms_messages_sender_history on sms_messages (tenant_id, sender_id, created_at desc, id desc)`.execute(db)
   await sql`create index sms_messages_due on sms_messages (tenant_id, next_attempt_at) where status = 'PENDING'`.execute(db)
@@ -169,10 +173,9 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`create index sms_messages_sent_asc on sms_messages (tenant_id, sent_at, id)`.execute(db)
   await sql`create index sms_messages_sent_desc on sms_messages (tenant_id, sent_at desc nulls last, id desc)`.execute(db)
   await sql`create index sms_messages_status on sms_messages (tenant_id, status, id)`.execute(db)
-  await sql`select svc_protect_tenant_table('sms_messages')`.execute(db)
-  await sql`select svc_protect_tenant_table('sms_recipients')`.execute(db)
-  await sql`grant select, insert, update, delete on sms_messages, sms_recipients to svc_app`.execute(db)
-  await sql`grant select, usage on sequence sms_messages_id_seq to svc_app`.execute(db)
+}
+
+async function createTriggers(db: Kysely<any>): Promise<void> {
   await sql`
     create trigger sms_messages_counted_on_insert after insert on sms_messages
       referencing new table as inserted for each statement execute function svc_count_inserted_sms()`.execute(db)

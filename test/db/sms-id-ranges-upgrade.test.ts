@@ -6,7 +6,7 @@ import { migrations } from '../../db/migrations/index.js'
 import { findMessage, listRecipients } from '../../db/repos/sms-messages.js'
 import type { DB } from '../../db/schema.js'
 import { withTenant } from '../../db/tenant-transaction.js'
-import { insertTenantAndSender } from '../dispatch-fixtures.js'
+import { insertPendingMessage, insertTenantAndSender } from '../dispatch-fixtures.js'
 import { describePostgres } from '../helper.js'
 import { isolatedDatabase } from '../isolated-database.js'
 
@@ -90,6 +90,30 @@ describePostgres(`upgrading a filled database to ${PARTITIONING}`, () => {
       expect(Math.floor(added[0]!.id / 1e10)).toBe(now.getUTCFullYear() * 100 + now.getUTCMonth() + 1)
     } finally {
       await runtime.close()
+      await iso.drop()
+    }
+  })
+
+  it('migrates down to plain tables and up again without losing, moving or counting twice a message of a month range', async () => {
+    const iso = await isolatedDatabase()
+    try {
+      const tenant = await insertTenantAndSender(iso.owner)
+      const ids = [await insertPendingMessage(iso.owner, tenant), await insertPendingMessage(iso.owner, tenant)]
+      const before = await everyRow(iso.owner)
+      const migrator = new Migrator({ db: iso.owner, provider: { getMigrations: async () => migrations } })
+      expect((await migrator.migrateDown()).error).toBeUndefined()
+      expect(await everyRow(iso.owner)).toEqual(before)
+
+      await migrateToLatest(iso.owner)
+
+      expect(await everyRow(iso.owner)).toEqual(before)
+      const { rows } = await sql<{ id: number }>`
+        insert into sms_messages (tenant_id, sender_id, recipient_type, recipient_count, title, content, message_type,
+          estimated_segments, unit_price, total_price, provider, updated_at)
+        values (${tenant.tenantId}, ${tenant.senderId}, 'GUARDIAN', 1, 'New', 'New', 'SMS', 1, 20, 20, 'extsms', now())
+        returning id`.execute(iso.owner)
+      expect(rows[0]!.id).toBeGreaterThan(Math.max(...ids))
+    } finally {
       await iso.drop()
     }
   })
