@@ -23,6 +23,7 @@ import { memory } from './scenarios/memory.js'
 import { mfa } from './scenarios/mfa.js'
 import { pooler } from './scenarios/pooler.js'
 import { refresh } from './scenarios/refresh.js'
+import { scale } from './scenarios/scale.js'
 import { send10k } from './scenarios/send-10k.js'
 import { signingKeys } from './scenarios/signing-keys.js'
 import { usage } from './scenarios/usage.js'
@@ -44,6 +45,7 @@ const SCENARIOS: [string, Scenario][] = [
   ['memory', memory],
   ['forgot', forgot],
   ['audit-cost', auditCost],
+  ['scale', scale],
 ]
 
 async function machineFacts(): Promise<string[]> {

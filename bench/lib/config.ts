@@ -55,6 +55,13 @@ export const benchConfig = {
   /** Messages in the large history tenant. */
   historyMessages: number('BENCH_HISTORY_MESSAGES', 100_000),
   /**
+   * The scale scenario's database: messages over 13 past months (a tenth of them the large academy's), recipients
+   * per message on average, and academies; BENCH_SCALE_MESSAGES=50000 is a dry run at 1/20.
+   */
+  scaleMessages: number('BENCH_SCALE_MESSAGES', 1_000_000),
+  scaleRecipientsPerMessage: number('BENCH_SCALE_RECIPIENTS', 10),
+  scaleAcademies: number('BENCH_SCALE_ACADEMIES', 2000),
+  /**
    * Experiments only (the reported run uses the server's stock settings): `name=value` pairs, comma-separated,
    * applied with `alter database ... set` to every bench database, e.g. `synchronous_commit=off,commit_delay=200`.
    */
