@@ -15,8 +15,7 @@ declare
 begin
   -- Two instances preparing at once would both create the same tables.
   perform pg_advisory_xact_lock(hashtext('svc_prepare_sms_partitions'));
-  -- Attaching locks the tenants and users tables that the foreign keys name for a moment: never queue behind a long
-  -- transaction there (and make everyone else queue behind us); the next run tries again.
+  -- Attaching waits for no insert or update, but never queue behind a long DDL lock either: the next run tries again.
   perform set_config('lock_timeout', '2s', true);
   for i in 0..p_months_ahead loop
     range_month := (this_month + make_interval(months => i))::date;

@@ -111,6 +111,14 @@ describe('SMS retention (SVC_SMS_RETENTION_DAYS)', () => {
     expect(await dropRangesPastRetention(iso.owner, 0, !isEmbedded)).toEqual([])
   })
 
+  it('keeps no foreign key on the SMS tables or their partitions, so a month is dropped without locking tenants or users', async () => {
+    const { rows } = await sql<{ constraint: string }>`
+      select conname as constraint from pg_constraint
+      where contype = 'f' and (conrelid::regclass::text like 'sms_messages%' or conrelid::regclass::text like 'sms_recipients%'
+        or confrelid::regclass::text like 'sms_messages%')`.execute(iso.owner)
+    expect(rows).toEqual([])
+  })
+
   it('lets the runtime role neither read the ranges nor run the owner-only upkeep', async () => {
     await expect(sql`select * from sms_id_ranges`.execute(runtime.db)).rejects.toThrow(/permission denied/)
     await expect(sql`select svc_prepare_sms_partitions(2)`.execute(runtime.db)).rejects.toThrow(/permission denied/)

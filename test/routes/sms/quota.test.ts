@@ -115,8 +115,13 @@ describe('per-tenant daily recipient quota', () => {
 
   /** Starts a send by `sender` that stays in its transaction, waiting at its message insert, until released. */
   async function sendHeldOpen(sender: Actor, count: number) {
-    // Holds the sender's user row: the message insert's foreign-key check waits for it, mid-transaction.
-    const hold = await holdLocks((trx) => sql`select 1 from users where id = ${sender.user.id} for update`.execute(trx))
+    // Holds the sender's history counter row: the message insert's statement trigger (svc_count_inserted_sms) waits
+    // for it, mid-transaction, after the quota was reserved.
+    const hold = await holdLocks((trx) =>
+      sql`
+        insert into sms_message_counts as c (tenant_id, sender_id, messages) values (${sender.tenant.id}, ${sender.user.id}, 0)
+        on conflict (tenant_id, sender_id) do update set messages = c.messages`.execute(trx),
+    )
     const answer = send(app.current, sender, { recipients: recipients(count), title: 'T', content: 'Hi' })
     let pid = 0
     await until(async () => ((pid = (await blockedBy(hold.pid))[0]?.pid ?? 0), pid > 0))
