@@ -28,7 +28,7 @@ export interface BaselineTarget {
   jwtSecret: string
 }
 
-const LABELS: Record<BaselineKey, string> = {
+export const BASELINE_LABELS: Record<BaselineKey, string> = {
   jwt: 'JWT ceiling (Fastify + HS256 verify)',
   db: 'database ceiling (JWT + tx: GUC, revoked-token check, RLS user row)',
   'db-no-revocation': 'database ceiling without the revoked-token lookup',
@@ -50,7 +50,7 @@ function bearerHeaders(target: BaselineTarget): Record<string, string>[] {
 }
 
 function figure(key: BaselineKey, measured: Measurement): BaselineFigure {
-  return { key, label: LABELS[key], rps: measured.rps, p50: measured.p50, p99: measured.p99, unit: 'req/s', cpu: measured.cpu }
+  return { key, label: BASELINE_LABELS[key], rps: measured.rps, p50: measured.p50, p99: measured.p99, unit: 'req/s', cpu: measured.cpu }
 }
 
 /** A baseline server (a file of bench/baselines/) on `databaseUrl`, answering once its /health does. */
@@ -134,7 +134,7 @@ async function measureBcrypt(): Promise<BaselineFigure> {
     }
   }
   const sorted = [...runs].sort((a, b) => a.rate - b.rate)
-  return { key: 'bcrypt', label: LABELS.bcrypt, rps: median(runs.map((run) => run.rate)), unit: 'compares/s', cpu: sorted[Math.floor((sorted.length - 1) / 2)]!.cpu }
+  return { key: 'bcrypt', label: BASELINE_LABELS.bcrypt, rps: median(runs.map((run) => run.rate)), unit: 'compares/s', cpu: sorted[Math.floor((sorted.length - 1) / 2)]!.cpu }
 }
 
 /**

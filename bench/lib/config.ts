@@ -35,6 +35,11 @@ export const benchConfig = {
   runs: number('BENCH_RUNS', 3),
   /** Concurrent HTTP connections of the load generator (the service's pool default is 10). */
   connections: number('BENCH_CONNECTIONS', 10),
+  /**
+   * The connection counts GET /v1/me is measured at, each in turns with the database ceiling without the
+   * revoked-token lookup (bench/scenarios/me.ts): the pool's size, and five times as many clients queueing for it.
+   */
+  meConnections: numbers('BENCH_ME_CONNECTIONS', [10, 50], 1),
   /** Authenticated requests of the memory scenario. */
   memoryRequests: number('BENCH_MEMORY_REQUESTS', 1_000_000),
   /** Requests per measured run of the 10,000-recipient send (one connection, sequential). */

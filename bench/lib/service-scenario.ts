@@ -11,9 +11,12 @@ import { startService, type RunningProcess } from './service.js'
 /** What a load asks of an instance; where, how many connections and how long come from standardLoad. */
 export type Requests = Omit<LoadSpec, 'url' | 'connections' | 'duration'>
 
-/** The standard timed load: benchConfig.connections for benchConfig.duration seconds against the instance. */
-export function standardLoad(service: RunningProcess, requests: Requests): LoadSpec {
-  return { url: service.url, connections: benchConfig.connections, duration: benchConfig.duration, ...requests }
+/**
+ * The standard timed load: benchConfig.connections (or `connections`, for a scenario that measures several counts)
+ * for benchConfig.duration seconds against the instance.
+ */
+export function standardLoad(service: RunningProcess, requests: Requests, connections = benchConfig.connections): LoadSpec {
+  return { url: service.url, connections, duration: benchConfig.duration, ...requests }
 }
 
 export interface SeededServiceOptions {
@@ -88,16 +91,24 @@ export interface TurnInstance {
 
 /**
  * The same load against each instance, measured in turns (measureAlternating), so drift favours none; what each
- * instance logged, and any failed answers, become notes prefixed with `scenario`.
+ * instance logged, and any failed answers, become notes prefixed with `scenario`. `connections` defaults to
+ * benchConfig.connections.
  */
-export async function measureInTurns(ctx: BenchContext, scenario: string, name: string, instances: TurnInstance[], load?: Requests): Promise<Measurement[]> {
+export async function measureInTurns(
+  ctx: BenchContext,
+  scenario: string,
+  name: string,
+  instances: TurnInstance[],
+  load?: Requests,
+  connections = benchConfig.connections,
+): Promise<Measurement[]> {
   const loads = instances.map((instance) => ({
     label: `${name} ${instance.label}`,
     watch: instance.watch,
     spec: async () => {
       const requests = typeof instance.requests === 'function' ? await instance.requests() : (instance.requests ?? load)
       if (!requests) throw new Error(`${name} ${instance.label}: no load to measure`)
-      return standardLoad(instance.service, requests)
+      return standardLoad(instance.service, requests, connections)
     },
   }))
   const measured = await measureAlternating(loads)

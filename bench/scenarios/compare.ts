@@ -27,6 +27,7 @@ import {
   startFake,
   type DispatchRun,
 } from '../lib/dispatch-run.js'
+import { startBaseline } from '../lib/baselines.js'
 import { log, median, noiseIn, NOISY_RUN_RETRIES, type Measurement, type RunResult } from '../lib/load.js'
 import { commitSubject, refBuild, refProviderFake, resolveCommit } from '../lib/ref-build.js'
 import { fixed, textTable } from '../lib/report.js'
@@ -60,10 +61,20 @@ export interface HttpLoad {
   env?: Record<string, string>
   /** Prepared once the instance's tenant exists: its own sessions, on its own database. */
   requests: (service: RunningProcess, tenant: SeededTenant) => Promise<NonNullable<TurnInstance['requests']>>
+  /**
+   * A hand-written baseline (a file of bench/baselines/) measured in the same turns on the head's database with the
+   * head's requests at `path`, so head/ceiling reads beside head/base.
+   */
+  ceiling?: { label: string; script: string; path: string }
 }
 
 export const HTTP_LOADS: HttpLoad[] = [
-  { key: 'me', name: 'GET /v1/me', requests: async (service, tenant) => meRequests(await loginStaff(service.url, tenant)) },
+  {
+    key: 'me',
+    name: 'GET /v1/me',
+    requests: async (service, tenant) => meRequests(await loginStaff(service.url, tenant)),
+    ceiling: { label: 'db-no-revocation', script: 'db-ceiling.ts', path: '/me-without-revocation' },
+  },
   { key: 'login', name: 'POST /v1/login', requests: async (_service, tenant) => loginRequests(tenant) },
   // Fresh logins before every run: a chain a stopped run left one token behind would be refused as reuse.
   { key: 'refresh', name: 'POST /v1/refresh', requests: async (service, tenant) => () => refreshChains(service.url, tenant) },
@@ -95,6 +106,8 @@ export interface ComparedRow {
   /** Each measured run's figure, base and head, in the order they ran. */
   pairs: [RunFigure, RunFigure][]
   p50?: [number, number]
+  /** The load's ceiling, measured in the same turns (HttpLoad.ceiling). */
+  ceiling?: { label: string; rps: number; p50: number; runs: RunFigure[] }
 }
 
 interface Choice {
@@ -149,19 +162,37 @@ async function chooseSides(): Promise<[DispatchSide, DispatchSide]> {
   ]
 }
 
-/** One side's instance of an HTTP load on a fresh database it migrates itself, with a seeded tenant, for `work`. */
-async function withSideInstance<T>(ctx: BenchContext, side: Side, load: HttpLoad, work: (instance: TurnInstance) => Promise<T>): Promise<T> {
+/**
+ * One side's instance of an HTTP load on a fresh database it migrates itself, with a seeded tenant, for `work`; with
+ * `withCeiling`, also the load's ceiling on that database, asked the instance's requests at its own path.
+ */
+async function withSideInstance<T>(
+  ctx: BenchContext,
+  side: Side,
+  load: HttpLoad,
+  withCeiling: boolean,
+  work: (instances: TurnInstance[]) => Promise<T>,
+): Promise<T> {
   const database = await createBenchDatabase({ migrate: false })
   const options = { databaseUrl: database.url, owner: database.owner, name: `compare-${load.key}-${side.label}`, env: load.env, staff: STAFF, build: side.build }
-  const { result } = await withSeededService(ctx, options, async (service, tenant) =>
-    work({ label: side.label, service, watch: { service: service.pid }, requests: await load.requests(service, tenant) }),
-  )
+  const { result } = await withSeededService(ctx, options, async (service, tenant) => {
+    const requests = await load.requests(service, tenant)
+    const instance: TurnInstance = { label: side.label, service, watch: { service: service.pid }, requests }
+    if (!withCeiling || !load.ceiling || typeof requests === 'function') return work([instance])
+    const ceiling = await startBaseline(load.ceiling.script, database.url, ctx.jwtSecret)
+    try {
+      const watch = { [load.ceiling.script]: ceiling.pid }
+      return await work([instance, { label: load.ceiling.label, service: ceiling, watch, requests: { ...requests, path: load.ceiling.path } }])
+    } finally {
+      await ceiling.stop()
+    }
+  })
   return result
 }
 
 const httpRun = (run: RunResult): RunFigure => ({ value: run.rps, noisy: noiseIn(run.cpu, run.loadGeneratorCpu) !== null })
 
-function comparedHttp(name: string, base: Measurement, head: Measurement): ComparedRow {
+function comparedHttp(name: string, base: Measurement, head: Measurement, ceiling?: { label: string; measured: Measurement }): ComparedRow {
   return {
     load: name,
     unit: 'req/s',
@@ -169,15 +200,17 @@ function comparedHttp(name: string, base: Measurement, head: Measurement): Compa
     head: head.rps,
     pairs: base.runs.map((run, i) => [httpRun(run), httpRun(head.runs[i]!)]),
     p50: [base.p50, head.p50],
+    ...(ceiling && { ceiling: { label: ceiling.label, rps: ceiling.measured.rps, p50: ceiling.measured.p50, runs: ceiling.measured.runs.map(httpRun) } }),
   }
 }
 
 export async function compareHttp(ctx: BenchContext, [base, head]: [Side, Side], load: HttpLoad): Promise<ComparedRow> {
   heading(`compare: ${load.name}`)
-  const [baseFigure, headFigure] = await withSideInstance(ctx, base, load, (baseInstance) =>
-    withSideInstance(ctx, head, load, (headInstance) => measureInTurns(ctx, 'compare', load.name, [baseInstance, headInstance])),
+  const [baseFigure, headFigure, ceilingFigure] = await withSideInstance(ctx, base, load, false, (baseInstances) =>
+    withSideInstance(ctx, head, load, true, (headInstances) => measureInTurns(ctx, 'compare', load.name, [...baseInstances, ...headInstances])),
   )
-  return comparedHttp(load.name, baseFigure!, headFigure!)
+  const ceiling = load.ceiling && ceilingFigure ? { label: load.ceiling.label, measured: ceilingFigure } : undefined
+  return comparedHttp(load.name, baseFigure!, headFigure!, ceiling)
 }
 
 /** One row of the dispatch comparison: instances per side, and how long the fake holds each answer. */
@@ -239,6 +272,15 @@ async function compareDispatch(ctx: BenchContext, sides: [DispatchSide, Dispatch
 const rate = (value: number) => fixed(value, value < 100 ? 1 : 0)
 const runCell = (run: RunFigure) => `${rate(run.value)}${run.noisy ? '*' : ''}`
 
+/** The ceiling measured in the same turns as a row's base and head: its median, both ratios and its runs. */
+function ceilingLine(row: ComparedRow, ceiling: NonNullable<ComparedRow['ceiling']>): string {
+  return (
+    `${row.load}: ${ceiling.label} ceiling in the same turns ${rate(ceiling.rps)} ${row.unit}, p50 ${fixed(ceiling.p50, 2)} ms; ` +
+    `base/ceiling ${(row.base / ceiling.rps).toFixed(2)} x, head/ceiling ${(row.head / ceiling.rps).toFixed(2)} x ` +
+    `(runs ${ceiling.runs.map((run, i) => `${i + 1}: ${runCell(run)}`).join('; ')})`
+  )
+}
+
 function printComparison(sides: [Side, Side], rows: ComparedRow[], notes: string[]): void {
   const header = ['load', 'base median', 'head median', 'head/base', 'runs in turns (base / head)', 'p50 ms (base / head)']
   const cells = rows.map((row) => [
@@ -257,6 +299,7 @@ function printComparison(sides: [Side, Side], rows: ComparedRow[], notes: string
       '',
       textTable(header, cells),
       '',
+      ...rows.flatMap((row) => (row.ceiling ? [ceilingLine(row, row.ceiling)] : [])),
       ...(rows.some((row) => row.pairs.flat().some((run) => run.noisy))
         ? [`* other work took cores during that run, still after ${NOISY_RUN_RETRIES} repeats: read its pair as noise`, '']
         : []),
