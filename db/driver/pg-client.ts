@@ -70,6 +70,8 @@ export class ServiceClient extends pg.Client {
   #held: QueryArgs[] = []
   #inTransaction = false
   #readOnly = false
+  /** The open transaction runs prepared statements from their generic plans (fromGenericPlan). */
+  #genericPlans = false
   /** A held statement's failure already reported once, until its transaction ends. */
   #aborted: { error: unknown } | null = null
   /** A statement ended the transaction (endsReadOnlyTransaction): how, until its owner commits or rolls back. */
@@ -120,6 +122,7 @@ export class ServiceClient extends pg.Client {
     if (this.#inTransaction || this.#ended) throw new Error('a transaction is already open on this connection')
     this.#inTransaction = true
     this.#readOnly = readOnly
+    this.#genericPlans = false
     for (const statement of opening) this.#held.push(this.#prepared(statement, NO_FLAGS))
   }
 
@@ -131,6 +134,7 @@ export class ServiceClient extends pg.Client {
     if (this.#ended) return this.#refusedAfterEnd(statement.text)
     const args = this.#prepared(statement, flags)
     if (!this.#inTransaction) return this.#reported(this.#opening ? this.#sendInOwnTransaction(args) : this.#send(args))
+    this.#choosePlans(flags.fromGenericPlan === true && typeof args[0] !== 'string')
     if (flags.held) {
       this.#held.push(args)
       return Promise.resolve(HELD_STATEMENT as pg.QueryResult)
@@ -266,6 +270,16 @@ export class ServiceClient extends pg.Client {
     await (this.#send(['rollback', []]) as Promise<unknown>).catch(() => undefined)
   }
 
+  /**
+   * Switches the transaction's plan_cache_mode when the next statement needs the other one: held, so the switch
+   * travels with that statement. Local to the transaction, so nothing outlives it on the server connection.
+   */
+  #choosePlans(generic: boolean): void {
+    if (generic === this.#genericPlans) return
+    this.#genericPlans = generic
+    this.#held.push(generic ? [FROM_GENERIC_PLANS, []] : [PLANS_AS_CONFIGURED, []])
+  }
+
   #prepared({ text, values }: Statement, flags: StatementFlags): QueryArgs {
     if (!this.#statements || values.length === 0 || flags.plannedPerExecution) return [text, values]
     const name = this.#statements.nameFor(text)
@@ -278,6 +292,9 @@ export class ServiceClient extends pg.Client {
 }
 
 type Answered = Extract<BatchOutcome, { status: 'answered' }>
+
+const FROM_GENERIC_PLANS = 'set local plan_cache_mode = force_generic_plan'
+const PLANS_AS_CONFIGURED = 'set local plan_cache_mode to default'
 
 export const ENDED_ON_SERVER = 'statement after its transaction ended on the server'
 

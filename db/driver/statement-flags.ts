@@ -15,6 +15,8 @@ export interface StatementFlags {
   readonly endsReadOnlyTransaction?: boolean
   /** Never prepared: planned for its own values on every run. */
   readonly plannedPerExecution?: boolean
+  /** Prepared, and run from its generic plan from the first run on (inside a transaction). */
+  readonly fromGenericPlan?: boolean
 }
 
 const NO_FLAGS: StatementFlags = Object.freeze({})
@@ -41,6 +43,7 @@ function flagging(flag: keyof StatementFlags): KyselyPlugin {
 const HELD = flagging('held')
 const ENDS_READ_ONLY_TRANSACTION = flagging('endsReadOnlyTransaction')
 const PLANNED_PER_EXECUTION = flagging('plannedPerExecution')
+const FROM_GENERIC_PLAN = flagging('fromGenericPlan')
 
 type Pluggable<Q> = { withPlugin(plugin: KyselyPlugin): Q }
 
@@ -56,6 +59,19 @@ export function flagsOf(query: CompiledQuery): StatementFlags {
  */
 export function planPerExecution<Q extends Pluggable<Q>>(query: Q): Q {
   return query.withPlugin(PLANNED_PER_EXECUTION)
+}
+
+/**
+ * A statement whose one sensible plan serves every value, run from its generic plan, never planned per run. Meant
+ * for statements over the monthly partitions of sms_messages and sms_recipients: PostgreSQL keeps planning a
+ * prepared statement per run while its generic plan looks dearer, which a LIMIT or OFFSET parameter always makes
+ * it look (it assumes a tenth of the rows), and planning a statement over 17 partitions costs about 2 ms, five
+ * times what running its generic plan does (docs/architecture.md, "Data lifecycle"). The pipelined driver sets
+ * `plan_cache_mode` for the statement's transaction before it and back before the next unflagged statement; a
+ * statement it does not prepare (prepared statements off, as behind a transaction pooler) is planned per run.
+ */
+export function planOnce<Q extends Pluggable<Q>>(query: Q): Q {
+  return query.withPlugin(FROM_GENERIC_PLAN)
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
 import { precompiled } from '../driver/precompiled.js'
-import { planPerExecution } from '../driver/statement-flags.js'
+import { planOnce, planPerExecution } from '../driver/statement-flags.js'
 import type { DB, SmsPurpose, SmsStatus } from '../schema.js'
 import type { TenantTx } from '../tenant-transaction.js'
 import type { MessageScope } from './sms-messages.js'
@@ -119,7 +119,7 @@ const unfiltered = (shape: PageShape) => !shape.byStatus && !shape.byRecipientTy
 /**
  * Whether one index yields this page's rows in order for any tenant: (tenant_id, created_at, id),
  * (tenant_id, sent_at, id) and (tenant_id, status, id), merged across the monthly partitions of sms_messages. Such a
- * page's only sensible plan is that index walk, so its statement is prepared and may run from a generic plan. Any
+ * page's only sensible plan is that index walk, so its statement runs from its generic plan (planOnce). Any
  * other shape is planned per execution, for the values it serves: a generic plan sees neither the tenant's size nor
  * how selective a filter is. That includes one instructor's own pages: a generic plan, which assumes an average
  * tenant's sender, sorts all of a sender's rows from every partition rather than merge each partition's index walk.
@@ -155,7 +155,7 @@ function buildPage(db: Kysely<DB>, shape: PageShape, params: PageParams) {
       ? withTotal.orderBy('smsMessages.sentAt', (ob) => (sort.direction === 'asc' ? ob.asc() : ob.desc()).nullsLast())
       : withTotal.orderBy(`smsMessages.${sort.field}`, sort.direction)
   const page = ordered.orderBy('smsMessages.id', sort.direction).offset(params.offset).limit(params.limit)
-  return servedByAnIndex(shape) ? page : page.$call(planPerExecution)
+  return servedByAnIndex(shape) ? page.$call(planOnce) : page.$call(planPerExecution)
 }
 
 // History is read far more often than anything is sent: each shape of the page query is compiled once.

@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type SelectQueryBuilder } from 'kysely'
+import { planOnce } from '../driver/statement-flags.js'
 import type { DB, SmsKind, SmsMessagesTable, SmsRecipientsTable, StoredRecipient } from '../schema.js'
 import type { TenantTx } from '../tenant-transaction.js'
 import { dispatchAllowed } from './dispatch-hold.js'
@@ -139,6 +140,7 @@ function scoped<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, scope: Messa
 /** A staff message by id; a system message answers like a message of another tenant (undefined). */
 export function findMessage(trx: TenantTx, id: number, scope: MessageScope): Promise<MessageRecord | undefined> {
   return scoped(trx.selectFrom('smsMessages').select(COLUMNS).where('id', '=', id).where('kind', '=', STAFF), scope)
+    .$call(planOnce)
     .$narrowType<{ senderId: number }>()
     .executeTakeFirst()
 }
@@ -149,6 +151,7 @@ export function listRecipients(trx: TenantTx, smsId: number): Promise<RecipientR
     .select(RECIPIENT_COLUMNS)
     .where('smsId', '=', smsId)
     .orderBy('recipientIndex')
+    .$call(planOnce)
     .execute()
 }
 

@@ -3,11 +3,11 @@ import { sql } from 'kysely'
 import { expect } from 'vitest'
 import { APP_ROLE, DEFAULT_STATEMENT_TIMEOUT_MS } from '../../db/database.js'
 import { precompiled } from '../../db/driver/precompiled.js'
-import { endsReadOnlyTransaction, executeHeld, planPerExecution } from '../../db/driver/statement-flags.js'
+import { endsReadOnlyTransaction, executeHeld, planOnce, planPerExecution } from '../../db/driver/statement-flags.js'
 import { openingStatements, openRequestTransaction, tenantBindingStatement, withTenant } from '../../db/tenant-transaction.js'
 import { createTenant, insertUser } from '../fixtures.js'
 import { describePipelined, itPipelined, useTestApp } from '../helper.js'
-import { recordExchanges, recordQueries } from '../statement-recorder.js'
+import { connectionOf, recordExchanges, recordQueries, sessionQuery } from '../statement-recorder.js'
 
 const SESSION = { role: APP_ROLE, statementTimeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS }
 const opening = (readOnly: boolean) => openingStatements(SESSION, readOnly).map((query) => query.sql)
@@ -62,5 +62,46 @@ describePipelined('statement flags', () => {
     })
     const runs = queries.filter((recorded) => recorded.text === `select $1::int as ${alias}`)
     expect(runs.map((recorded) => recorded.name !== undefined)).toEqual([true, false, true])
+  })
+})
+
+describePipelined('statements flagged planOnce', () => {
+  const app = useTestApp()
+
+  itPipelined('run from their generic plan from the first run, and what follows them as configured again', async () => {
+    const tenant = await createTenant()
+    const alias = `once_${randomUUID().slice(0, 8)}`
+    const flagged = (id: number) => planOnce(sql<{ n: string }>`select count(*) as ${sql.raw(alias)} from tenants where id = ${id}`)
+    const text = `select count(*) as ${alias} from tenants where id = $1`
+    const settings: string[] = []
+    const plans: unknown[] = []
+    const exchanges = await recordExchanges(() =>
+      withTenant(app.current.db, tenant.id, async (trx) => {
+        for (let run = 0; run < 2; run++) {
+          await flagged(tenant.id).execute(trx)
+          await flagged(tenant.id).execute(trx)
+          const { rows } = await sql<{ mode: string }>`select current_setting('plan_cache_mode') as mode`.execute(trx)
+          settings.push(rows[0]!.mode)
+        }
+        const { rows } = await sql<{ generic: number; custom: number }>`
+          select generic_plans as generic, custom_plans as custom from pg_prepared_statements where statement = ${text}`.execute(trx)
+        plans.push(...rows)
+      }),
+    )
+    // PostgreSQL alone would plan the first five runs for their values.
+    expect(plans).toEqual([{ generic: 4, custom: 0 }])
+    expect(settings).toEqual(['auto', 'auto'])
+    const switched = exchanges.flat().filter((statement) => statement.includes('plan_cache_mode ='))
+    expect(switched).toEqual(['set local plan_cache_mode = force_generic_plan', 'set local plan_cache_mode = force_generic_plan'])
+    expect(exchanges.flat().filter((statement) => statement === 'set local plan_cache_mode to default')).toHaveLength(2)
+    expect(exchanges[0]).toEqual([...opening(false), tenantBindingStatement(tenant.id).sql, 'set local plan_cache_mode = force_generic_plan', text])
+  })
+
+  itPipelined('leaves nothing set on the connection after the transaction', async () => {
+    const tenant = await createTenant()
+    const connection = await connectionOf(() =>
+      withTenant(app.current.db, tenant.id, (trx) => planOnce(sql`select count(*) from tenants where id = ${tenant.id}`).execute(trx)),
+    )
+    expect((await sessionQuery(connection, "select current_setting('plan_cache_mode') as mode")).rows).toEqual([{ mode: 'auto' }])
   })
 })
