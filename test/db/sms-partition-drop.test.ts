@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { randomUUID } from 'node:crypto'
+import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { issueTokenPair } from '../../lib/auth/tokens.js'
 import { dropRangesPastRetention } from '../../db/repos/sms-retention.js'
@@ -25,7 +26,8 @@ describePostgres('dropping a month of SMS while sends and dispatches run', () =>
     await iso?.drop()
   })
 
-  it('accepts a send and dispatches it while the detach waits for a reader', async () => {
+  /** An owner of a new academy with an APPROVED sender number, and the headers of a token of theirs. */
+  async function signedInOwner() {
     const tenant = await insertTenantAndSender(iso.owner)
     const user = await iso.owner
       .insertInto('users')
@@ -37,15 +39,40 @@ describePostgres('dropping a month of SMS while sends and dispatches run', () =>
       { userId: user.id, tenantId: tenant.tenantId, tenantSlug: tenant.slug, role: 'OWNER', sid: randomUUID() },
       { accessSeconds: 600, refreshSeconds: 1200 },
     )
-    const headers = { authorization: `Bearer ${access.token}` }
-    // A month long past with a message in it, and the month after it opened before the cutoff.
-    const monthStart = (monthsAgo: number) => {
-      const date = new Date()
-      return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() - monthsAgo, 1))
-    }
-    await sql`select svc_prepare_sms_partitions(0, ${monthStart(16)})`.execute(iso.owner)
-    await sql`select svc_prepare_sms_partitions(0, ${monthStart(15)})`.execute(iso.owner)
-    const suffix = `p${monthStart(16).toISOString().slice(0, 7).replace('-', '')}`
+    return { tenantId: tenant.tenantId, userId: user.id, headers: { authorization: `Bearer ${access.token}` } }
+  }
+
+  const monthStart = (monthsAgo: number) => {
+    const date = new Date()
+    return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() - monthsAgo, 1))
+  }
+
+  /** The range of a month long past, and the month after it opened before the cutoff; returns its suffix. */
+  async function pastRange(monthsAgo: number): Promise<string> {
+    await sql`select svc_prepare_sms_partitions(0, ${monthStart(monthsAgo)})`.execute(iso.owner)
+    await sql`select svc_prepare_sms_partitions(0, ${monthStart(monthsAgo - 1)})`.execute(iso.owner)
+    return `p${monthStart(monthsAgo).toISOString().slice(0, 7).replace('-', '')}`
+  }
+
+  const sendOne = (headers: Record<string, string>) =>
+    app.inject({
+      method: 'POST',
+      url: '/v1/sms/send',
+      headers: { ...headers, 'idempotency-key': randomUUID() },
+      payload: { recipients: [{ phone: '010-6100-0001', name: 'Kim' }], title: 'Notice', content: 'Class moved to 5 pm' },
+    })
+
+  /** Whether `count` backends of the database wait for a lock while running a statement matching `pattern`. */
+  async function waitingOnLocks(pattern: string, count: number): Promise<boolean> {
+    const { rows } = await sql<{ waiting: number }>`
+      select count(*)::int as waiting from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query ilike ${pattern}`.execute(iso.owner)
+    return rows[0]!.waiting >= count
+  }
+
+  it('accepts a send and dispatches it while the detach waits for a reader', async () => {
+    const { headers } = await signedInOwner()
+    const suffix = await pastRange(16)
 
     let release!: () => void
     const released = new Promise<void>((resolve) => (release = resolve))
@@ -67,12 +94,7 @@ describePostgres('dropping a month of SMS while sends and dispatches run', () =>
         return rows[0]!.waiting > 0
       })
 
-      const sent = await app.inject({
-        method: 'POST',
-        url: '/v1/sms/send',
-        headers: { ...headers, 'idempotency-key': randomUUID() },
-        payload: { recipients: [{ phone: '010-6100-0001', name: 'Kim' }], title: 'Notice', content: 'Class moved to 5 pm' },
-      })
+      const sent = await sendOne(headers)
       expect(sent.statusCode).toBe(201)
       await app.dispatcher.runOnce()
       const status = async () =>
@@ -85,5 +107,51 @@ describePostgres('dropping a month of SMS while sends and dispatches run', () =>
       await dropping
     }
     expect(dropped?.map((range) => range.suffix)).toContain(suffix)
+  })
+
+  // The drop's last step takes the month's messages off the history totals and then drops the detached tables, in
+  // one transaction. A send of the same sender meanwhile waits for that counter row: it must go on once the drop
+  // commits, and both totals stay exact. (With foreign keys to users and tenants on the partitions, the DROP needed
+  // locks a send holds, and PostgreSQL cancelled one of them: "deadlock detected" in the scale bench.)
+  it('a send of a sender whose month is being forgotten waits for the drop, succeeds, and the totals stay exact', async () => {
+    const owner = await signedInOwner()
+    const suffix = await pastRange(20)
+    const oldId = Number((await sql<{ start: string }>`select svc_sms_range_start(${monthStart(20)}::date) as start`.execute(iso.owner)).rows[0]!.start) + 1
+    await sql`
+      insert into sms_messages (tenant_id, id, sender_id, recipient_type, recipient_count, title, content, message_type,
+        estimated_segments, unit_price, total_price, status, provider, created_at, updated_at)
+      values (${owner.tenantId}, ${oldId}, ${owner.userId}, 'CUSTOM', 1, 'Old', 'Old news', 'SMS', 1, 20, 20, 'SENT', 'extsms',
+        ${monthStart(20)}, ${monthStart(20)})`.execute(iso.owner)
+    const total = async () =>
+      (await app.inject({ method: 'GET', url: '/v1/sms/history', headers: owner.headers })).json().total as number
+    expect(await total()).toBe(1)
+    for (const parent of ['sms_messages', 'sms_recipients']) {
+      await sql`alter table ${sql.id(parent)} detach partition ${sql.id(`${parent}_${suffix}`)}`.execute(iso.owner)
+    }
+
+    // A reader of the detached month holds the drop after its counter update, the send then waits on that row.
+    const reader = new pg.Client({ connectionString: iso.ownerUrl })
+    await reader.connect()
+    let forgotten: Promise<{ rows: Array<{ messages: number }> }> | undefined
+    let sent: ReturnType<typeof sendOne> | undefined
+    try {
+      await reader.query('begin')
+      await reader.query(`lock table sms_messages_${suffix} in access share mode`)
+      forgotten = sql<{ messages: number }>`select svc_forget_sms_range(${suffix}) as messages`.execute(iso.owner)
+      await until(() => waitingOnLocks('%svc_forget_sms_range%', 1))
+      sent = sendOne(owner.headers)
+      // The forget and the send (on the counter row the forget updated).
+      await until(() => waitingOnLocks('%', 2))
+    } finally {
+      await reader.query('commit')
+      await reader.end()
+    }
+    const [dropped, answer] = await Promise.all([forgotten, sent])
+    expect(dropped!.rows).toEqual([{ messages: 1 }])
+    expect(answer!.statusCode).toBe(201)
+    expect(await total()).toBe(1)
+    const { rows } = await sql<{ messages: number }>`
+      select messages::int from sms_message_counts where tenant_id = ${owner.tenantId} and sender_id = ${owner.userId}`.execute(iso.owner)
+    expect(rows).toEqual([{ messages: 1 }])
   })
 })
