@@ -1,6 +1,8 @@
--- The minute roll-up (plugins/maintenance.ts), for the local days of p_time_zone (SVC_TIME_ZONE): moves every
--- pending delta of sms_usage_changes into the per-bucket totals of sms_usage and the per-day totals of
--- sms_usage_days; answers the number of deltas moved. When the days are of another zone (or none yet), it first
+-- The minute roll-up (plugins/maintenance.ts), for the local days of p_time_zone (SVC_TIME_ZONE): moves at most
+-- p_batch pending deltas of sms_usage_changes into the per-bucket totals of sms_usage and the per-day totals of
+-- sms_usage_days; answers the number of deltas moved, and the caller repeats while that is p_batch. Bounded, so a
+-- backlog (the job stopped for hours, history imported in bulk) drains a batch at a time within the statement time
+-- limit instead of failing whole every minute while the journal only grows. When the days are of another zone (or none yet), it first
 -- rebuilds them for p_time_zone from the buckets, which every zone's days can be summed from exactly.
 -- All of it is one transaction, so a report (which reads the days or the buckets, and the journal, in one snapshot)
 -- never sees a delta twice or not at all, nor days of a half-built zone.
@@ -9,7 +11,7 @@
 -- at READ COMMITTED (as the minute job calls it), each statement here sees that commit: the deltas already gone,
 -- the days already built.
 -- SECURITY DEFINER: the runtime role sees one tenant at a time under RLS, and may write none of these tables.
-create or replace function svc_roll_up_sms_usage(p_time_zone text) returns integer
+create or replace function svc_roll_up_sms_usage(p_time_zone text, p_batch integer) returns integer
 language plpgsql security definer set search_path = public as $$
 declare
   moved integer;
@@ -31,10 +33,14 @@ begin
     insert into sms_usage_zones (time_zone) values (p_time_zone);
   end if;
 
-  with moved as (
-    delete from sms_usage_changes
-    returning tenant_id, bucket, messages, recipients, sms, lms, segments, estimated_cost, delivered, failed,
-              opted_out, verification_codes
+  with batch as (
+    -- Any p_batch of them: a report reads the journal and the totals in one snapshot, so it sees each delta once
+    -- whichever move it is in.
+    select tenant_id, id from sms_usage_changes limit greatest(p_batch, 1)
+  ), moved as (
+    delete from sms_usage_changes c using batch where c.tenant_id = batch.tenant_id and c.id = batch.id
+    returning c.tenant_id, c.bucket, c.messages, c.recipients, c.sms, c.lms, c.segments, c.estimated_cost, c.delivered,
+              c.failed, c.opted_out, c.verification_codes
   ), buckets as (
     insert into sms_usage as u (tenant_id, bucket, messages, recipients, sms, lms, segments, estimated_cost,
                                 delivered, failed, opted_out, verification_codes)
@@ -77,5 +83,5 @@ begin
   return moved;
 end
 $$;
-revoke all on function svc_roll_up_sms_usage(text) from public;
-grant execute on function svc_roll_up_sms_usage(text) to svc_app;
+revoke all on function svc_roll_up_sms_usage(text, integer) from public;
+grant execute on function svc_roll_up_sms_usage(text, integer) to svc_app;

@@ -91,12 +91,25 @@ export async function usageReportJson(trx: TenantTx, tenantId: number, range: Us
 }
 
 /**
- * Moves every pending delta into sms_usage and the local days of `timeZone` (SVC_TIME_ZONE) in sms_usage_days, across
- * tenants, first rebuilding the days when they are of another zone (db/functions/svc_roll_up_sms_usage.sql);
- * returns how many deltas it moved. Reports read the journal too, so it changes no report: it keeps the journal
- * short and the report's reading to one row per day.
+ * How much one roll-up moves: `batch` deltas per statement (one transaction each, well inside the statement time
+ * limit), at most `batches` statements. A minute's traffic journals far fewer; a backlog drains over a few minutes.
  */
-export async function rollUpSmsUsage(db: Kysely<DB>, timeZone: string): Promise<number> {
-  const { rows } = await sql<{ moved: number }>`select svc_roll_up_sms_usage(${timeZone}::text) as moved`.execute(db)
-  return rows[0]?.moved ?? 0
+export const ROLL_UP_LIMITS = { batch: 10_000, batches: 50 }
+
+/**
+ * Moves the pending deltas into sms_usage and the local days of `timeZone` (SVC_TIME_ZONE) in sms_usage_days, across
+ * tenants, first rebuilding the days when they are of another zone (db/functions/svc_roll_up_sms_usage.sql), a
+ * batch per statement (ROLL_UP_LIMITS); returns how many deltas it moved. Reports read the journal too, so it
+ * changes no report: it keeps the journal short and the report's reading to one row per day.
+ */
+export async function rollUpSmsUsage(db: Kysely<DB>, timeZone: string, limits = ROLL_UP_LIMITS): Promise<number> {
+  let moved = 0
+  for (let step = 0; step < limits.batches; step++) {
+    const { rows } = await sql<{ moved: number }>`
+      select svc_roll_up_sms_usage(${timeZone}::text, ${limits.batch}::int) as moved`.execute(db)
+    const batch = rows[0]?.moved ?? 0
+    moved += batch
+    if (batch < limits.batch) break
+  }
+  return moved
 }

@@ -90,7 +90,7 @@ describePostgres('maintenance under an owner that is not a superuser', () => {
 
     expect(await asRuntime('select svc_purge_audit_events(400, 1000) as n')).toEqual([{ n: 2 }])
     expect((await asRuntime<{ n: number }>('select svc_purge_expired(1000) as n'))[0]!.n).toBeGreaterThanOrEqual(2)
-    expect(await asRuntime(`select svc_roll_up_sms_usage('Asia/Seoul') as n`)).toEqual([{ n: 2 }])
+    expect(await asRuntime(`select svc_roll_up_sms_usage('Asia/Seoul', 1000) as n`)).toEqual([{ n: 2 }])
 
     expect(await count('audit_events')).toBe(2)
     expect(await count('sms_daily_usage')).toBe(0)

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Database } from '../../db/database.js'
 import { migrateToLatest } from '../../db/migrate.js'
 import { migrations } from '../../db/migrations/index.js'
-import { rollUpSmsUsage, usageReportJson } from '../../db/repos/sms-usage.js'
+import { ROLL_UP_LIMITS, rollUpSmsUsage, usageReportJson } from '../../db/repos/sms-usage.js'
 import type { DB, SmsKind, SmsStatus } from '../../db/schema.js'
 import { withTenant } from '../../db/tenant-transaction.js'
 import { until } from '../auth-fixtures.js'
@@ -228,6 +228,27 @@ describe('SMS usage: the journal, its triggers and the roll-up', () => {
     expect(await rollUpSmsUsage(runtime.db, SEOUL)).toBe(0)
   })
 
+  it('moves a backlog a batch per statement, at most so many batches a run, every report unchanged meanwhile', async () => {
+    await rollUpSmsUsage(runtime.db, SEOUL)
+    const tenant = await insertTenantAndSender(iso.owner)
+    for (const minute of ['00', '15', '30', '45']) {
+      await insertMessages(iso.owner, tenant, [{ createdAt: `2026-07-04T03:${minute}:00Z` }])
+    }
+    await insertMessages(iso.owner, tenant, [{ createdAt: '2026-07-04T04:00:00Z', recipients: 3 }])
+    const before = await report(tenant, '2026-07-04', '2026-07-04')
+    expect(await journal(tenant)).toHaveLength(5)
+
+    expect(await rollUpSmsUsage(runtime.db, SEOUL, { batch: 2, batches: 2 })).toBe(4)
+    expect(await journal(tenant)).toHaveLength(1)
+    expect(await report(tenant, '2026-07-04', '2026-07-04')).toEqual(before)
+    expect(await rollUpSmsUsage(runtime.db, SEOUL, { batch: 2, batches: 2 })).toBe(1)
+    expect(await journal(tenant)).toEqual([])
+    expect(await report(tenant, '2026-07-04', '2026-07-04')).toEqual(before)
+    expect(await days(tenant)).toEqual([
+      { timeZone: SEOUL, day: '2026-07-04', ...figures({ messages: 5, recipients: 7, sms: 5, segments: 7, estimatedCost: 140 }) },
+    ])
+  })
+
   it('keeps usage unchanged when messages and their recipients are deleted, rolled up or still pending', async () => {
     const tenant = await insertTenantAndSender(iso.owner)
     const [rolled] = await insertMessages(iso.owner, tenant, [{ createdAt: '2026-06-03T02:00:00Z', recipients: 2 }])
@@ -439,7 +460,7 @@ describe('SMS usage: the journal, its triggers and the roll-up', () => {
     let ran!: (moved: number) => void
     const moved = new Promise<number>((resolve) => (ran = resolve))
     const done = iso.owner.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ moved: number }>`select svc_roll_up_sms_usage(${timeZone}) as moved`.execute(trx)
+      const { rows } = await sql<{ moved: number }>`select svc_roll_up_sms_usage(${timeZone}, ${ROLL_UP_LIMITS.batch}::int) as moved`.execute(trx)
       ran(rows[0]!.moved)
       await released
     })
