@@ -3,6 +3,11 @@ export interface LoadSpec {
   url: string
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
   path: string
+  /**
+   * Paths taken in turn instead of `path`, one request after the other (e.g. messages spread over months): each
+   * connection starts at its own place in the list.
+   */
+  paths?: string[]
   connections: number
   /** Seconds; or `amount` requests in total. */
   duration?: number

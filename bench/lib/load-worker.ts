@@ -69,7 +69,9 @@ async function main(): Promise<void> {
     const clientBody = spec.connectionBodies?.[index % spec.connectionBodies.length] ?? body
     const chain = spec.cookieChain
     let cookie = chain?.initial[index % chain.initial.length]
-    const dynamic = spec.uniqueHeader !== undefined || chain !== undefined
+    const paths = spec.paths
+    let nextPath = paths ? Math.floor((index * paths.length) / spec.connections) : 0
+    const dynamic = spec.uniqueHeader !== undefined || chain !== undefined || paths !== undefined
     const request: Request = { method: spec.method, path: spec.path, headers, ...(clientBody !== undefined && { body: clientBody }) }
     if (dynamic) {
       // The state lives in this closure: autocannon resets its own per-request context after every request.
@@ -77,7 +79,8 @@ async function main(): Promise<void> {
         const next: Headers = { ...headers }
         if (spec.uniqueHeader) next[spec.uniqueHeader] = randomUUID()
         if (chain) next.cookie = `${chain.name}=${cookie}`
-        return { ...req, headers: next }
+        const path = paths ? paths[nextPath++ % paths.length]! : req.path
+        return { ...req, path, headers: next }
       }
     }
     if (chain) {

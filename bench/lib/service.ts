@@ -256,9 +256,11 @@ export function summariseProblems(lines: string[]): string {
   for (const line of lines) {
     let key = line.slice(0, 160)
     try {
-      const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string } }
+      const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string }; source?: string; code?: string; reason?: string }
       const level = entry.level === 40 ? 'warn' : entry.level === 50 ? 'error' : 'fatal'
       key = `${level} "${entry.err?.message ?? entry.msg ?? ''}"${entry.err?.message && entry.msg ? ` (${entry.msg})` : ''}`
+      // An outage line (lib/observability/database-outage.ts) says why in its own fields: which work, which error.
+      if (entry.reason !== undefined) key += ` (${[entry.source, entry.code, entry.reason].filter(Boolean).join(': ')})`
     } catch {
       // not JSON: keep the raw start of the line
     }
