@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { DatabaseOutage } from '../observability/database-outage.js'
 import { requestPasswordReset, type RecoveryDeps, type RecoveryEntry } from './password-recovery.js'
 
 /**
@@ -16,9 +17,15 @@ export interface RecoveryRequests {
 /**
  * At most `limit` requests in the works at once: a flood of them (from many addresses, each within its budget) waits
  * for pooled connections like any request, and beyond the limit a request is dropped with a warning rather than
- * queued without end. Its client got the same answer as always; a real user asks again.
+ * queued without end. Its client got the same answer as always; a real user asks again. A request that fails because
+ * the database is out of reach counts in `outage` (one warning for the whole outage) instead of an error each.
  */
-export function recoveryRequests(deps: RecoveryDeps, onQueued: () => void, limit = 256): RecoveryRequests {
+export function recoveryRequests(
+  deps: RecoveryDeps,
+  onQueued: () => void,
+  limit = 256,
+  outage?: Pick<DatabaseOutage, 'absorbs'>,
+): RecoveryRequests {
   const inFlight = new Set<Promise<void>>()
   return {
     accept(entry, log) {
@@ -31,7 +38,9 @@ export function recoveryRequests(deps: RecoveryDeps, onQueued: () => void, limit
         .then((queued) => {
           if (queued) onQueued()
         })
-        .catch((error: unknown) => log.error({ err: error }, 'password recovery request failed'))
+        .catch((error: unknown) => {
+          if (!outage?.absorbs('recovery', error)) log.error({ err: error }, 'password recovery request failed')
+        })
         .finally(() => inFlight.delete(work))
       inFlight.add(work)
     },

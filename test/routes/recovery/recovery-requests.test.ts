@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { recoveryRequests } from '../../../lib/auth/recovery-requests.js'
+import { createDatabaseOutage } from '../../../lib/observability/database-outage.js'
 import { createTenant, insertUser, owner } from '../../fixtures.js'
 import { useTestApp } from '../../helper.js'
 import { uniquePhone } from './recovery-bed.js'
@@ -66,5 +67,23 @@ describe('password-reset requests worked off after their answer (lib/auth/recove
     await requests.settled()
     expect(lines).toMatchObject([{ level: 50, msg: 'password recovery request failed' }])
     expect(JSON.stringify(lines)).not.toContain(entry.userLoginId)
+  })
+
+  it('counts failures while the database is out of reach in the outage: one warning, no error per request', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
+    const unreachable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw refused
+        },
+      },
+    )
+    const { log, lines } = capturingLog()
+    const requests = recoveryRequests({ ...deps(), db: unreachable as never }, () => undefined, 256, createDatabaseOutage(log))
+    for (let i = 0; i < 3; i++) requests.accept((await verifiedUser()).entry, log)
+    await requests.settled()
+    expect(lines).toMatchObject([{ level: 40, msg: 'database unreachable', source: 'recovery', code: 'ECONNREFUSED' }])
+    expect(lines.filter((line) => line.level === 50)).toEqual([])
   })
 })
