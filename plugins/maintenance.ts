@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { sql } from 'kysely'
 import cron from 'node-cron'
+import { inBatches } from '../db/repos/in-batches.js'
 import { rollUpSmsUsage } from '../db/repos/sms-usage.js'
 import { purgeUsedSignatures } from '../db/repos/used-internal-signatures.js'
 
@@ -8,8 +9,7 @@ import { purgeUsedSignatures } from '../db/repos/used-internal-signatures.js'
 const PURGE_SCHEDULE = '0 * * * * *'
 // Audit events past retention are removed this many per statement (short locks, bounded WAL per transaction), and
 // at most this many statements a minute: a backlog (retention shortened, a long stop) drains over a few minutes.
-const AUDIT_PURGE_BATCH = 5000
-const AUDIT_PURGE_BATCHES_PER_RUN = 20
+const AUDIT_PURGE_LIMITS = { batch: 5000, batches: 20 }
 // Expired rows removed per table a minute at most (svc_purge_expired): far above what a minute expires.
 const EXPIRED_PURGE_BATCH = 10_000
 
@@ -30,17 +30,12 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    const purgeAuditEvents = async () => {
-      let purged = 0
-      for (let batch = 0; batch < AUDIT_PURGE_BATCHES_PER_RUN; batch++) {
+    const purgeAuditEvents = () =>
+      inBatches(AUDIT_PURGE_LIMITS, async (batch) => {
         const { rows } = await sql<{ purged: number }>`
-          select svc_purge_audit_events(${app.env.SVC_AUDIT_RETENTION_DAYS}::int, ${AUDIT_PURGE_BATCH}::int) as purged`.execute(app.db)
-        const removed = rows[0]?.purged ?? 0
-        purged += removed
-        if (removed < AUDIT_PURGE_BATCH) break
-      }
-      return purged
-    }
+          select svc_purge_audit_events(${app.env.SVC_AUDIT_RETENTION_DAYS}::int, ${batch}::int) as purged`.execute(app.db)
+        return rows[0]?.purged ?? 0
+      })
     const purgeExpired = async () => {
       const { rows } = await sql<{ purged: number }>`select svc_purge_expired(${EXPIRED_PURGE_BATCH}::int) as purged`.execute(app.db)
       // Its own statement (no RLS, nothing to hide from the runtime role): svc_purge_expired stays as it is.

@@ -5,8 +5,7 @@ import { dropRangesPastRetention, prepareRanges, purgeOldMessages, type DroppedR
 // Rows past retention that were not dropped with their month (db/repos/sms-retention.ts): this many messages per
 // statement, at most this many statements a minute. Whole months go as partitions; what is left is at most about a
 // month's oldest day a day, so a minute's budget drains it long before the next day's.
-const PURGE_BATCH = 1000
-const PURGE_BATCHES_PER_RUN = 20
+const PURGE_LIMITS = { batch: 1000, batches: 20 }
 const PURGE_SCHEDULE = '30 * * * * *'
 // Ranges are created two months ahead and a month is opened within the hour it begins.
 const UPKEEP_SCHEDULE = '0 7 * * * *'
@@ -31,7 +30,7 @@ declare module 'fastify' {
 export default fp(
   async (app) => {
     const days = app.env.SVC_SMS_RETENTION_DAYS
-    const purge = () => purgeOldMessages(app.db, days, PURGE_BATCH, PURGE_BATCHES_PER_RUN)
+    const purge = () => purgeOldMessages(app.db, days, PURGE_LIMITS)
     const keepRanges = () =>
       app.database.asOwner(async (owner) => ({
         created: await prepareRanges(owner),

@@ -21,6 +21,19 @@ import { defineFunction } from '../function-files.js'
 //   month lock those two tables, which every request reads (dropping a month deadlocked with a send in the scale
 //   bench). Recipients are written in their message's transaction and removed with it; a message's tenant and
 //   sender come from the signed-in user, and no tenant or user is ever deleted.
+
+/** The indexes of sms_messages as the previous release left them, which both directions rename. */
+const MESSAGE_INDEXES = [
+  'sms_messages_pkey',
+  'sms_messages_history',
+  'sms_messages_sender_history',
+  'sms_messages_due',
+  'sms_messages_dispatched',
+  'sms_messages_sent_asc',
+  'sms_messages_sent_desc',
+  'sms_messages_status',
+]
+
 export async function up(db: Kysely<any>): Promise<void> {
   for (const trigger of [
     'sms_messages_counted_on_delete',
@@ -37,16 +50,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table sms_messages alter column id drop identity`.execute(db)
   await sql`alter table sms_messages rename to sms_messages_legacy`.execute(db)
   await sql`alter table sms_recipients rename to sms_recipients_legacy`.execute(db)
-  for (const index of [
-    'sms_messages_pkey',
-    'sms_messages_history',
-    'sms_messages_sender_history',
-    'sms_messages_due',
-    'sms_messages_dispatched',
-    'sms_messages_sent_asc',
-    'sms_messages_sent_desc',
-    'sms_messages_status',
-  ]) {
+  for (const index of MESSAGE_INDEXES) {
     await sql`alter index ${sql.id(index)} rename to ${sql.id(index.replace('sms_messages', 'sms_messages_legacy'))}`.execute(db)
   }
   await sql`alter index sms_recipients_pkey rename to sms_recipients_legacy_pkey`.execute(db)
@@ -130,17 +134,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   // Back to plain tables: every partition's rows are copied into them (an id from a month's range stays as it is).
   await sql`alter table sms_messages rename to sms_messages_partitioned`.execute(db)
   await sql`alter table sms_recipients rename to sms_recipients_partitioned`.execute(db)
-  for (const index of [
-    'sms_messages_pkey',
-    'sms_messages_history',
-    'sms_messages_sender_history',
-    'sms_messages_due',
-    'sms_messages_dispatched',
-    'sms_messages_sent_asc',
-    'sms_messages_sent_desc',
-    'sms_messages_status',
-    'sms_recipients_pkey',
-  ]) {
+  for (const index of [...MESSAGE_INDEXES, 'sms_recipients_pkey']) {
     await sql`alter index ${sql.id(index)} rename to ${sql.id(`${index}_partitioned`)}`.execute(db)
   }
   await sql`create table sms_messages (like sms_messages_partitioned including defaults including constraints)`.execute(db)

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../schema.js'
+import { inBatches, type BatchLimits } from './in-batches.js'
 
 // SMS retention and partition upkeep (docs/architecture.md#data-lifecycle). sms_messages and sms_recipients are
 // partitioned by message id, a range of ids a month (db/migrations/2026-11-28T03-00-00-sms-id-ranges.ts): whole
@@ -64,17 +65,13 @@ async function detach(connection: Kysely<DB>, parent: string, partition: string,
 }
 
 /**
- * Deletes what is past `retentionDays` and was not dropped with its month, `batch` messages (and their recipients)
- * per statement, at most `batches` statements; returns the messages deleted.
+ * Deletes what is past `retentionDays` and was not dropped with its month, in batches of messages (with their
+ * recipients); returns the messages deleted.
  */
-export async function purgeOldMessages(db: Kysely<DB>, retentionDays: number, batch: number, batches: number): Promise<number> {
-  let purged = 0
-  for (let step = 0; step < batches; step++) {
+export function purgeOldMessages(db: Kysely<DB>, retentionDays: number, limits: BatchLimits): Promise<number> {
+  return inBatches(limits, async (batch) => {
     const { rows } = await sql<{ purged: number }>`
       select svc_purge_old_sms(${retentionDays}::int, ${batch}::int) as purged`.execute(db)
-    const removed = rows[0]?.purged ?? 0
-    purged += removed
-    if (removed < batch) break
-  }
-  return purged
+    return rows[0]?.purged ?? 0
+  })
 }

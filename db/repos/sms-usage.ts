@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { DB } from '../schema.js'
 import type { TenantTx } from '../tenant-transaction.js'
+import { inBatches, type BatchLimits } from './in-batches.js'
 
 // Usage lives in sms_usage (totals per 15-minute UTC bucket of acceptance) and sms_usage_days (the same per local day
 // of the zone sms_usage_zones names), plus the deltas of sms_usage_changes that the minute roll-up has not moved
@@ -94,7 +95,7 @@ export async function usageReportJson(trx: TenantTx, tenantId: number, range: Us
  * How much one roll-up moves: `batch` deltas per statement (one transaction each, well inside the statement time
  * limit), at most `batches` statements. A minute's traffic journals far fewer; a backlog drains over a few minutes.
  */
-export const ROLL_UP_LIMITS = { batch: 10_000, batches: 50 }
+export const ROLL_UP_LIMITS: BatchLimits = { batch: 10_000, batches: 50 }
 
 /**
  * Moves the pending deltas into sms_usage and the local days of `timeZone` (SVC_TIME_ZONE) in sms_usage_days, across
@@ -102,14 +103,9 @@ export const ROLL_UP_LIMITS = { batch: 10_000, batches: 50 }
  * batch per statement (ROLL_UP_LIMITS); returns how many deltas it moved. Reports read the journal too, so it
  * changes no report: it keeps the journal short and the report's reading to one row per day.
  */
-export async function rollUpSmsUsage(db: Kysely<DB>, timeZone: string, limits = ROLL_UP_LIMITS): Promise<number> {
-  let moved = 0
-  for (let step = 0; step < limits.batches; step++) {
-    const { rows } = await sql<{ moved: number }>`
-      select svc_roll_up_sms_usage(${timeZone}::text, ${limits.batch}::int) as moved`.execute(db)
-    const batch = rows[0]?.moved ?? 0
-    moved += batch
-    if (batch < limits.batch) break
-  }
-  return moved
+export function rollUpSmsUsage(db: Kysely<DB>, timeZone: string, limits: BatchLimits = ROLL_UP_LIMITS): Promise<number> {
+  return inBatches(limits, async (batch) => {
+    const { rows } = await sql<{ moved: number }>`select svc_roll_up_sms_usage(${timeZone}::text, ${batch}::int) as moved`.execute(db)
+    return rows[0]?.moved ?? 0
+  })
 }

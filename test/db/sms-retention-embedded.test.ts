@@ -36,7 +36,7 @@ describe('SMS retention on the embedded store', () => {
     const suffix = `p${older.openedAt.toISOString().slice(0, 7).replace('-', '')}`
     expect(dropped).toContainEqual({ suffix, messages: 1 })
     expect(await partitionExists(store.owner, `sms_messages_${suffix}`)).toBe(false)
-    expect(await purgeOldMessages(store.db, RETENTION_DAYS, 100, 10)).toBe(1)
+    expect(await purgeOldMessages(store.db, RETENTION_DAYS, { batch: 100, batches: 10 })).toBe(1)
 
     expect(await counts(store.owner, tenant.tenantId)).toEqual({ messages: 1, recipients: 2, counted: 1 })
     const remaining = await store.owner.selectFrom('smsMessages').select('id').where('tenantId', '=', tenant.tenantId).execute()

@@ -74,7 +74,7 @@ describe('SMS retention (SVC_SMS_RETENTION_DAYS)', () => {
     // Nothing is dropped twice.
     expect(await dropRangesPastRetention(iso.owner, RETENTION_DAYS, !isEmbedded)).toEqual([])
 
-    await purgeOldMessages(runtime.db, RETENTION_DAYS, 100, 10)
+    await purgeOldMessages(runtime.db, RETENTION_DAYS, { batch: 100, batches: 10 })
     const { rows } = await sql<{ id: number }>`select id from sms_messages where tenant_id = ${tenant.tenantId}`.execute(iso.owner)
     expect(rows.map((row) => row.id)).toEqual([current])
     expect(rows.map((row) => row.id)).not.toContain(newerId)
@@ -95,9 +95,9 @@ describe('SMS retention (SVC_SMS_RETENTION_DAYS)', () => {
     expect(await counts(iso.owner, tenant.tenantId)).toEqual({ messages: 7, recipients: 14, counted: 7 })
 
     // 0 keeps everything.
-    expect(await purgeOldMessages(runtime.db, 0, 2, 10)).toBe(0)
+    expect(await purgeOldMessages(runtime.db, 0, { batch: 2, batches: 10 })).toBe(0)
     // Two a statement, as the runtime role (a SECURITY DEFINER function): all five in three statements.
-    expect(await purgeOldMessages(runtime.db, RETENTION_DAYS, 2, 10)).toBeGreaterThanOrEqual(5)
+    expect(await purgeOldMessages(runtime.db, RETENTION_DAYS, { batch: 2, batches: 10 })).toBeGreaterThanOrEqual(5)
 
     expect(await counts(iso.owner, tenant.tenantId)).toEqual({ messages: 2, recipients: 4, counted: 2 })
     const { rows } = await sql<{ id: number }>`
