@@ -14,7 +14,8 @@ import { baselineSettings } from './settings.js'
 const settings = baselineSettings()
 if (!settings.databaseUrl) throw new Error('DATABASE_URL is required')
 
-// Same pool size as the service's default (SVC_DB_POOL_MAX 10); every connection switches to the runtime role once.
+// Same pool size as the service instances beside it (BENCH_DB_POOL_MAX, the service's default 10); every connection
+// switches to the runtime role once.
 const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: settings.poolMax })
 pool.on('connect', (client) => {
   void client.query('set role svc_app')

@@ -59,7 +59,7 @@ export async function startBaseline(name: string, databaseUrl: string, jwtSecret
     name,
     script: script(name),
     nodeOptions: ['--import', TSX_IMPORT, ...(await profileOptions(`baseline-${name.replace(/\.ts$/, '')}`))],
-    env: { NODE_ENV: 'production', SVC_JWT_SECRET: jwtSecret, DATABASE_URL: databaseUrl, SVC_BCRYPT_COST: '10', SVC_DB_POOL_MAX: '10' },
+    env: { NODE_ENV: 'production', SVC_JWT_SECRET: jwtSecret, DATABASE_URL: databaseUrl, SVC_BCRYPT_COST: '10', SVC_DB_POOL_MAX: String(benchConfig.poolMax) },
     healthPath: '/health',
   })
 }

@@ -33,6 +33,11 @@ export const benchConfig = {
   warmup: number('BENCH_WARMUP', 3),
   /** Measured runs per scenario; the table shows the median. */
   runs: number('BENCH_RUNS', 3),
+  /**
+   * The runtime pool of every service instance and baseline server (SVC_DB_POOL_MAX), the same on both sides of a
+   * comparison. Reported runs use the service's default, 10; other sizes are for sizing experiments.
+   */
+  poolMax: number('BENCH_DB_POOL_MAX', 10),
   /** Concurrent HTTP connections of the load generator (the service's pool default is 10). */
   connections: number('BENCH_CONNECTIONS', 10),
   /**

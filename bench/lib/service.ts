@@ -93,6 +93,7 @@ export function productionEnv(databaseUrl: string, jwtSecret: string): Record<st
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
     SVC_JWT_SECRET: jwtSecret,
+    SVC_DB_POOL_MAX: String(benchConfig.poolMax),
     SVC_BCRYPT_COST: '10',
     LOG_LEVEL: 'warn',
     HOST,
