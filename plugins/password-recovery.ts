@@ -11,7 +11,7 @@ declare module 'fastify' {
 export default fp(
   async (app) => {
     const deps = { db: app.db, env: app.env, issuing: app.oneTimeCodes, secondFactor: app.secondFactors }
-    const requests = recoveryRequests(deps, () => app.dispatcher.kick(), undefined, app.databaseOutage)
+    const requests = recoveryRequests(deps, { onQueued: () => app.dispatcher.kick(), outage: app.databaseOutage })
     app.decorate('passwordRecovery', requests)
     // Before the pool closes (the db plugin's hook runs last): requests already answered still get their code.
     app.addHook('onClose', async () => {

@@ -14,18 +14,22 @@ export interface RecoveryRequests {
   settled(): Promise<void>
 }
 
+export interface RecoveryRequestOptions {
+  /** Told of each request that queued a code (the dispatcher's kick). */
+  onQueued: () => void
+  /** Requests in the works at once at most; default 256. */
+  limit?: number
+  /** Where failures while the database is out of reach are counted; without it each is logged as an error. */
+  outage?: Pick<DatabaseOutage, 'absorbs'>
+}
+
 /**
  * At most `limit` requests in the works at once: a flood of them (from many addresses, each within its budget) waits
  * for pooled connections like any request, and beyond the limit a request is dropped with a warning rather than
  * queued without end. Its client got the same answer as always; a real user asks again. A request that fails because
  * the database is out of reach counts in `outage` (one warning for the whole outage) instead of an error each.
  */
-export function recoveryRequests(
-  deps: RecoveryDeps,
-  onQueued: () => void,
-  limit = 256,
-  outage?: Pick<DatabaseOutage, 'absorbs'>,
-): RecoveryRequests {
+export function recoveryRequests(deps: RecoveryDeps, { onQueued, limit = 256, outage }: RecoveryRequestOptions): RecoveryRequests {
   const inFlight = new Set<Promise<void>>()
   return {
     accept(entry, log) {

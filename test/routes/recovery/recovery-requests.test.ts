@@ -30,7 +30,7 @@ describe('password-reset requests worked off after their answer (lib/auth/recove
 
   it('starts no work before the current answer is on its way, and reports each code queued', async () => {
     let queued = 0
-    const requests = recoveryRequests(deps(), () => queued++)
+    const requests = recoveryRequests(deps(), { onQueued: () => queued++ })
     const { entry, user } = await verifiedUser()
     const { log } = capturingLog()
     requests.accept(entry, log)
@@ -43,7 +43,7 @@ describe('password-reset requests worked off after their answer (lib/auth/recove
   })
 
   it('drops, with a warning, what comes beyond its limit of requests in the works', async () => {
-    const requests = recoveryRequests(deps(), () => undefined, 1)
+    const requests = recoveryRequests(deps(), { onQueued: () => undefined, limit: 1 })
     const first = await verifiedUser()
     const second = await verifiedUser()
     const { log, lines } = capturingLog()
@@ -60,7 +60,7 @@ describe('password-reset requests worked off after their answer (lib/auth/recove
   })
 
   it('logs a failure of the work as an error, without the entry, and goes on', async () => {
-    const requests = recoveryRequests({ ...deps(), db: undefined as never }, () => undefined)
+    const requests = recoveryRequests({ ...deps(), db: undefined as never }, { onQueued: () => undefined })
     const { entry } = await verifiedUser()
     const { log, lines } = capturingLog()
     requests.accept(entry, log)
@@ -80,7 +80,7 @@ describe('password-reset requests worked off after their answer (lib/auth/recove
       },
     )
     const { log, lines } = capturingLog()
-    const requests = recoveryRequests({ ...deps(), db: unreachable as never }, () => undefined, 256, createDatabaseOutage(log))
+    const requests = recoveryRequests({ ...deps(), db: unreachable as never }, { onQueued: () => undefined, outage: createDatabaseOutage(log) })
     for (let i = 0; i < 3; i++) requests.accept((await verifiedUser()).entry, log)
     await requests.settled()
     expect(lines).toMatchObject([{ level: 40, msg: 'database unreachable', source: 'recovery', code: 'ECONNREFUSED' }])
