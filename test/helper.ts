@@ -222,3 +222,19 @@ export async function buildAppLoggingTo(
   await service.ready()
   return service
 }
+
+/** How far either side of second 0 a test that counts its own purge keeps away from the minute job. */
+const MINUTE_JOB_MARGIN_SECONDS = 5
+
+/**
+ * Returns once the wall clock is at least MINUTE_JOB_MARGIN_SECONDS away from second 0, where every app's minute
+ * job (plugins/maintenance.ts) purges expired rows. A test that asserts what its own `purgeExpired()` call removed
+ * calls this first: otherwise the job may remove the rows just before the call, which then rightly answers 0.
+ */
+export async function awayFromTheMinuteJob(now: () => Date = () => new Date()): Promise<void> {
+  const at = now()
+  const second = at.getSeconds() + at.getMilliseconds() / 1000
+  if (second >= MINUTE_JOB_MARGIN_SECONDS && second <= 60 - MINUTE_JOB_MARGIN_SECONDS) return
+  const wait = (MINUTE_JOB_MARGIN_SECONDS - second + 60) % 60
+  await new Promise((resolve) => setTimeout(resolve, wait * 1000))
+}

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { owner, type TenantRow } from '../../fixtures.js'
 import { until } from '../../auth-fixtures.js'
-import { buildTestApp, itConcurrent, itPostgres, useTestApp } from '../../helper.js'
+import { awayFromTheMinuteJob, buildTestApp, itConcurrent, itPostgres, useTestApp } from '../../helper.js'
 import { blockedBy, holdLocks } from '../../lock-holder.js'
 import { createClass, enrol, keyRows, messageRows, minutesFromNow, newKey, post, recipientRows, recipients, send } from '../../sms-send-fixtures.js'
 import { academy, type Actor } from '../../staff-fixtures.js'
@@ -61,6 +61,7 @@ describe('per-tenant daily recipient quota', () => {
   })
 
   it('is forgotten by the minute purge once older than the UTC day before (no zone\'s today), while today\'s count still holds', async () => {
+    await awayFromTheMinuteJob()
     const { tenant, owner: sender } = await academy(app.current)
     expect((await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })).statusCode).toBe(201)
     await sql`
