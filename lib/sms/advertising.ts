@@ -1,3 +1,5 @@
+import { LMS_SUBJECT_MAX_BYTES, truncateToBytes } from './sizing.js'
+
 /**
  * The text of an advertisement, as Korean law (Information and Communications Network Act, article 50) wants it:
  * `(광고)` and the sender's name first, the free opt-out number last. The frame is fixed when the message is accepted
@@ -34,4 +36,12 @@ export function frameAdvertisement(rendered: string, frame: AdvertisementFrame):
 /** What the frame adds to every rendering: sized with the content (lib/sms/sizing.ts), never rendered. */
 export function frameText(frame: AdvertisementFrame): string {
   return header(frame) + footer(frame)
+}
+
+/**
+ * An LMS advertisement's subject: phones show it before the text, so it starts with the label too, then the title,
+ * cut to the provider's 40 bytes between characters (the label's 6 always fit). The stored title stays as sent.
+ */
+export function advertisementSubject(title: string): string {
+  return truncateToBytes(`${ADVERTISEMENT_LABEL}${title}`, LMS_SUBJECT_MAX_BYTES)
 }

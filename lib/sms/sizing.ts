@@ -4,6 +4,8 @@ import { AppError } from '../errors.js'
 
 export const SMS_MAX_BYTES = 90
 export const LMS_MAX_BYTES = 2000
+/** The provider refuses an LMS subject over 40 bytes (docs/provider.md#message-types-and-sizes). */
+export const LMS_SUBJECT_MAX_BYTES = 40
 
 export type MessageType = 'SMS' | 'LMS'
 

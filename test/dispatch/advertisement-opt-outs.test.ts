@@ -7,6 +7,7 @@ import { insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
 import { fakeExtSmsCredentials, useDispatchTestBed } from '../dispatch-test-bed.js'
 import { deliveryReportBody, providerSecretHeader } from '../fakes/extsms-server.js'
 import { buildTestApp } from '../helper.js'
+import { carrierBytes } from '../advertisement-send-fixtures.js'
 
 // What the provider gets for an advertisement accepted through the send route: the (광고) frame the message was
 // accepted with, and none of the numbers put on the opt-out list since (their price and quota given back). The
@@ -61,15 +62,15 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
   }
   type Advertiser = Awaited<ReturnType<typeof advertiser>>
 
-  async function send(who: Advertiser, purpose: 'ADVERTISEMENT' | 'INFORMATIONAL', people: [string, string][], content = CONTENT) {
+  async function send(who: Advertiser, purpose: 'ADVERTISEMENT' | 'INFORMATIONAL', people: [string, string][], content = CONTENT, title = 'Winter') {
     const response = await app.inject({
       method: 'POST',
       url: '/v1/sms/send',
       headers: { ...who.headers, 'idempotency-key': randomUUID() },
-      payload: { title: 'Winter', content, purpose, recipients: people.map(([phone, name]) => ({ phone, name })) },
+      payload: { title, content, purpose, recipients: people.map(([phone, name]) => ({ phone, name })) },
     })
     expect(response.statusCode, response.body).toBe(201)
-    return response.json<{ id: number; messageType: string; estimatedSegments: number; unitPrice: number; totalPrice: number; optedOutCount: number }>()
+    return response.json<{ id: number; title: string; messageType: string; estimatedSegments: number; unitPrice: number; totalPrice: number; optedOutCount: number }>()
   }
 
   async function optOut(who: Advertiser, phone: string) {
@@ -114,17 +115,39 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
     expect(sentFor(ad.id).map((message) => message.text)).toEqual([`(광고){name}학원\n박지호님 안녕하세요\n무료거부 ${OPT_OUT_NUMBER}`])
   })
 
-  it('sends as LMS, with its title, an advertisement that only its frame takes past 90 bytes', async () => {
+  it('sends as LMS, its subject the label and its title, an advertisement that only its frame takes past 90 bytes', async () => {
     const who = await advertiser()
     // 60 bytes alone; framed, 60 + 17 (the label and the academy's line) + 20 (the opt-out line) = 97.
     const content = 'x'.repeat(60)
     const ad = await send(who, 'ADVERTISEMENT', [['010-2000-0004', 'A']], content)
     expect(ad.messageType).toBe('LMS')
     expect(await dispatchAtNoon()).toBe(1)
+    // Phones show the subject first: it carries the label as the text does.
     expect(sentFor(ad.id).map((message) => [message.type, message.subject, message.text])).toEqual([
-      ['LMS', 'Winter', `(광고)${ACADEMY}\n${content}\n무료거부 ${OPT_OUT_NUMBER}`],
+      ['LMS', '(광고)Winter', `(광고)${ACADEMY}\n${content}\n무료거부 ${OPT_OUT_NUMBER}`],
     ])
     expect((await messageState(bed.iso.owner, ad.id)).status).toBe('DISPATCHED')
+  })
+
+  it('cuts an advertisement subject to 40 bytes between characters, and answers the title as sent', async () => {
+    const who = await advertiser()
+    // The label is 6 bytes, `a` 1, each syllable 2: 6 + 1 + 2 x 17 = 41, so the 17th syllable does not fit whole.
+    const title = `a${'겨울방학특강안내드립니다수강생모집'.slice(0, 17)}`
+    const ad = await send(who, 'ADVERTISEMENT', [['010-2000-0005', 'A']], 'x'.repeat(200), title)
+    expect(ad).toMatchObject({ messageType: 'LMS', title })
+    expect(await dispatchAtNoon()).toBe(1)
+    const [sent] = sentFor(ad.id)
+    expect(sent?.subject).toBe(`(광고)${title.slice(0, 17)}`)
+    expect(carrierBytes(sent!.subject!)).toBe(39)
+    const detail = await app.inject({ method: 'GET', url: `/v1/sms/history/${ad.id}`, headers: who.headers })
+    expect(detail.json().title).toBe(title)
+  })
+
+  it('gives a notice sent as LMS its title alone as subject', async () => {
+    const who = await advertiser()
+    const notice = await send(who, 'INFORMATIONAL', [['010-2000-0006', 'A']], 'x'.repeat(200), 'Winter')
+    expect(await dispatchAtNoon()).toBe(1)
+    expect(sentFor(notice.id).map((message) => [message.type, message.subject])).toEqual([['LMS', 'Winter']])
   })
 
   it('leaves out a number listed after acceptance, gives back its price and quota, and settles SENT', async () => {

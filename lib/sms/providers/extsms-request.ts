@@ -1,10 +1,9 @@
-import { truncateToBytes } from '../sizing.js'
+import { LMS_SUBJECT_MAX_BYTES, truncateToBytes } from '../sizing.js'
 import type { OutgoingSms, SendRequest } from './provider.js'
 
 /** The JSON bodies of the group API's calls (docs/provider.md#sending). */
 
 export const MAX_MESSAGES_PER_CALL = 10_000
-const SUBJECT_MAX_BYTES = 40
 
 export interface ExtSmsMessage {
   to: string
@@ -45,7 +44,7 @@ function toProviderMessage(request: SendRequest, message: OutgoingSms): ExtSmsMe
   const base = { to: message.to, from: message.from, text: message.text, type: message.type }
   // The provider refuses a subject on SMS and one over 40 bytes on LMS; cutting it beats failing the message.
   if (message.type === 'LMS' && message.subject) {
-    return { ...base, subject: truncateToBytes(message.subject, SUBJECT_MAX_BYTES), customFields }
+    return { ...base, subject: truncateToBytes(message.subject, LMS_SUBJECT_MAX_BYTES), customFields }
   }
   return { ...base, customFields }
 }

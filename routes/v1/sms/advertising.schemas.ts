@@ -1,11 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../../../lib/http/response-types.js'
 
-// The number is judged by lib/sms/phone.ts: every bad number is INVALID_PHONE_NUMBER.
+// The number is judged by lib/sms/opt-out-number.ts: anything but a free 080 number is INVALID_PHONE_NUMBER.
 export const PutAdvertisingBodySchema = Type.Object(
   {
     optOutNumber: Nullable(
-      Type.String({ description: 'The free number guardians call to refuse advertisements (080); null removes it' }),
+      Type.String({ description: 'The free number guardians call to refuse advertisements: 080 and 7 or 8 more digits; null removes it' }),
     ),
   },
   { additionalProperties: false, examples: [{ optOutNumber: '080-123-4567' }] },

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { findOptOutNumber, saveOptOutNumber } from '../../../db/repos/advertising-settings.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
-import { maskPhone, normalizePhone } from '../../../lib/sms/phone.js'
+import { normalizeOptOutNumber } from '../../../lib/sms/opt-out-number.js'
+import { maskPhone } from '../../../lib/sms/phone.js'
 import { AdvertisingSettingsSchema, PutAdvertisingBodySchema } from './advertising.schemas.js'
 
 const errors = { 401: ProblemSchema, 403: ProblemSchema }
@@ -38,9 +39,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const given = request.body.optOutNumber
-      const digits = given === null ? null : normalizePhone(given)
+      const digits = given === null ? null : normalizeOptOutNumber(given)
       if (given !== null && digits === null) {
-        throw new AppError('INVALID_PHONE_NUMBER', 'optOutNumber is not a valid Korean phone number.')
+        throw new AppError('INVALID_PHONE_NUMBER', 'optOutNumber must be a free 080 number: 080 and 7 or 8 more digits.')
       }
       const { tenantId, userId } = request.caller
       if (await saveOptOutNumber(request.db, tenantId, digits, userId)) {

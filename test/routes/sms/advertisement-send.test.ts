@@ -5,6 +5,7 @@ import { createClass, enrol, messageRows, newKey, post, recipientRows, send } fr
 import { academy } from '../../staff-fixtures.js'
 import { carrierBytes, footprint, framedText, renameTenant, seoul, useAppAt } from '../../advertisement-send-fixtures.js'
 import { listOptOut, OPT_OUT_DIGITS, setOptOutNumber } from '../../advertising-fixtures.js'
+import { owner as ownerDb } from '../../fixtures.js'
 
 const SMS_LIMIT = 90
 const LMS_LIMIT = 2000
@@ -197,6 +198,21 @@ describe('POST /v1/sms/send with purpose ADVERTISEMENT: the frame, the price and
       expectProblem(await send(app.current, owner, { recipients: twoRecipients, title: 'T', content: 'Hi', purpose: 'ADVERTISEMENT' }), 409, 'OPT_OUT_NUMBER_REQUIRED')
       expect(await footprint(tenant.id)).toEqual(before)
       expect(before).toMatchObject({ messages: 1, idempotencyKeys: 1, acceptedEvents: 1 })
+    })
+
+    it('refuses with 409 OPT_OUT_NUMBER_REQUIRED while the stored number is not a free 080 one, and creates nothing', async () => {
+      // A number stored before only 080 numbers were taken: printed, it would promise a refusal the guardian pays for.
+      const { tenant, owner } = await academy(app.current)
+      await ownerDb().insertInto('smsAdvertisingSettings').values({ tenantId: tenant.id, optOutNumber: '01012345678' }).execute()
+      const before = await footprint(tenant.id)
+      const refused = await send(app.current, owner, { recipients: twoRecipients, title: 'T', content: 'Hi', purpose: 'ADVERTISEMENT' })
+      expectProblem(refused, 409, 'OPT_OUT_NUMBER_REQUIRED')
+      expect(refused.json().detail).toMatch(/080/)
+      expect(await footprint(tenant.id)).toEqual(before)
+      // The OWNER still sees what is stored, and an 080 number puts things right.
+      expect((await app.current.inject({ method: 'GET', url: '/v1/sms/advertising', headers: owner.headers })).json()).toEqual({ optOutNumber: '01012345678' })
+      await setOptOutNumber(app.current, owner)
+      expect((await send(app.current, owner, { recipients: twoRecipients, title: 'T', content: 'Hi', purpose: 'ADVERTISEMENT' })).statusCode).toBe(201)
     })
   })
 

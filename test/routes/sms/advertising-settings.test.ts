@@ -75,8 +75,10 @@ describe('advertising settings', () => {
       ['080 123 4567', OPT_OUT_NUMBER],
       ['(080) 123-4567', OPT_OUT_NUMBER],
       ['+82 80 123 4567', OPT_OUT_NUMBER],
-      ['1588-1234', '15881234'],
-      ['010.1234.5678', '01012345678'],
+      ['080.123.4567', OPT_OUT_NUMBER],
+      ['080-1234-5678', '08012345678'],
+      ['08012345678', '08012345678'],
+      ['+82-80-1234-5678', '08012345678'],
     ])('takes %s, stores and answers the digits %s', async (written, digits) => {
       const { tenant, owner, instructor } = await academy(app.current)
       const response = await put(owner, { optOutNumber: written })
@@ -112,6 +114,15 @@ describe('advertising settings', () => {
       ['no trunk 0', '1234567890'],
       ['over-long', `080-123-4567${' 1'.repeat(20)}`],
       ['blank', '   '],
+      // The frame promises a free refusal: only a free 080 number keeps that promise.
+      ['a mobile number', '010-1234-5678'],
+      ['a Seoul number', '02-1234-5678'],
+      ['a representative number', '1588-1234'],
+      ['an internet phone number', '070-1234-5678'],
+      ['a regional number', '031-123-4567'],
+      ['080 and 6 digits', '080-123-456'],
+      ['080 and 9 digits', '080-1234-56789'],
+      ['another country', '+1 080 123 4567'],
     ])('refuses a number with %s (INVALID_PHONE_NUMBER) and keeps the one stored', async (_case, written) => {
       const { owner } = await academy(app.current)
       await setOptOutNumber(app.current, owner, '080-123-4567')
