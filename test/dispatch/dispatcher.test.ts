@@ -7,6 +7,7 @@ import type { SmsProvider } from '../../lib/sms/providers/provider.js'
 import { insertManyPendingMessages, insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
 import { useDispatchTestBed } from '../dispatch-test-bed.js'
 import { itConcurrent } from '../helper.js'
+import { openGroupOf } from './hand-over-faults.js'
 
 describe('dispatcher', () => {
   const bed = useDispatchTestBed(6)
@@ -108,6 +109,68 @@ describe('dispatcher', () => {
     const state = await messageState(bed.iso.owner, smsId)
     expect(state).toMatchObject({ status: 'FAILED', dispatchAttempts: 1, failCount: 2 })
     expect(state.lastProviderError).toMatch(/ValidationError/)
+  })
+
+  it("fails the untaken recipients after one refused send (400) whose group, read back, shows nothing sent", async () => {
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ status: 400, errorCode: 'ValidationError', phase: 'send' })
+    const callsBefore = bed.fake.calls.length
+    const engine = dispatcher({ maxAttempts: 3 })
+    // As many attempts as the message may take: a refused send must not be tried again in any of them.
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await engine.runOnce()
+      if ((await messageState(bed.iso.owner, smsId)).status !== 'PENDING') break
+      await bed.iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date() }).where('id', '=', smsId).execute()
+    }
+
+    const phases = bed.fake.calls.slice(callsBefore).map((call) => call.phase)
+    expect(phases.filter((phase) => phase === 'send')).toHaveLength(1)
+    expect(phases.slice(0, 4)).toEqual(['create', 'add', 'send', 'read'])
+    const state = await messageState(bed.iso.owner, smsId)
+    expect(state).toMatchObject({ status: 'FAILED', dispatchAttempts: 1, successCount: 0, failCount: 2, sentAt: null, claimToken: null })
+    expect(state.lastProviderError).toMatch(/ValidationError/)
+    expect(state.recipients.map((recipient) => recipient.deliveryStatus)).toEqual(['FAILED', 'FAILED'])
+    expect(await openGroupOf(bed.iso.owner, smsId)).toBeNull()
+    expect(sentFor(smsId)).toEqual([])
+  })
+
+  it('never fails recipients a refused send took after all: its group, read back as sent, is left to the next attempt', async () => {
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    const live = extsms()
+    // The send goes out, then the answer is a refusal (a provider that refuses a second send, say).
+    const refusesAfterSending: SmsProvider = {
+      name: live.name,
+      callTimeoutMs: live.callTimeoutMs,
+      createGroup: (owner) => live.createGroup(owner),
+      addMessages: (groupId, request) => live.addMessages(groupId, request),
+      readGroup: (groupId, recipients) => live.readGroup(groupId, recipients),
+      sendGroup: async (groupId) => {
+        await live.sendGroup(groupId)
+        return { kind: 'rejected', error: 'GroupAlreadySent (HTTP 400)' }
+      },
+    }
+    await dispatcher({ provider: refusesAfterSending }).runOnce()
+    expect(await messageState(bed.iso.owner, smsId)).toMatchObject({ status: 'PENDING', failCount: 0 })
+    expect(await openGroupOf(bed.iso.owner, smsId)).toMatch(/^G4V/)
+
+    await bed.iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date() }).where('id', '=', smsId).execute()
+    await dispatcher().runOnce()
+    const state = await messageState(bed.iso.owner, smsId)
+    expect(state).toMatchObject({ status: 'DISPATCHED', failCount: 0 })
+    expect(state.recipients.map((recipient) => recipient.deliveryStatus)).toEqual(['DISPATCHED', 'DISPATCHED'])
+    expect(sentFor(smsId)).toHaveLength(2)
+  })
+
+  it('keeps the message PENDING with its group open when the send gets a 5xx: unknown, not refused', async () => {
+    const tenant = await insertTenantAndSender(bed.iso.owner)
+    const smsId = await insertPendingMessage(bed.iso.owner, tenant)
+    bed.fake.fail({ status: 503, phase: 'send' }, 1)
+    await dispatcher({ maxAttempts: 3 }).runOnce()
+    const state = await messageState(bed.iso.owner, smsId)
+    expect(state).toMatchObject({ status: 'PENDING', dispatchAttempts: 1 })
+    expect(await openGroupOf(bed.iso.owner, smsId)).toMatch(/^G4V/)
   })
 
   it('fails only the recipients the provider refuses and sends the rest', async () => {

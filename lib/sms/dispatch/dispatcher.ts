@@ -25,7 +25,7 @@ import type { DatabaseOutage } from '../../observability/database-outage.js'
 import { errorSummary } from '../../observability/error-summary.js'
 import { noMetrics, type MetricsRecorder } from '../../observability/metrics.js'
 import { DISPATCH_RECORD_GRACE_MS } from '../../shutdown-budget.js'
-import { frameAdvertisement } from '../advertising.js'
+import { advertisementSubject, frameAdvertisement } from '../advertising.js'
 import { inQuietHours } from '../quiet-hours.js'
 import { renderContent, type RenderFields } from '../sizing.js'
 import { createOutcomeWriter, recipientOutcome } from './attempt-outcome.js'
@@ -113,6 +113,11 @@ function messageText(message: ClaimedMessage): (recipient: RenderFields) => stri
   if (message.purpose !== 'ADVERTISEMENT') return (recipient) => renderContent(message.content, recipient)
   const frame = { senderName: message.adSenderName!, optOutNumber: message.adOptOutNumber! }
   return (recipient) => frameAdvertisement(renderContent(message.content, recipient), frame)
+}
+
+/** An LMS message's subject: its title, after the `(광고)` label for an advertisement. */
+function messageSubject(message: ClaimedMessage): string {
+  return message.purpose === 'ADVERTISEMENT' ? advertisementSubject(message.title) : message.title
 }
 
 function attemptKind(outcome: HandOverOutcome): AttemptKind {
@@ -211,7 +216,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       from: message.senderNumber ?? '',
       text: textFor(recipient),
       type: message.messageType,
-      ...(message.messageType === 'LMS' ? { subject: message.title } : {}),
+      ...(message.messageType === 'LMS' ? { subject: messageSubject(message) } : {}),
     }))
     return { attempt: message.dispatchAttempts, openGroupId: message.openGroupId, sendNothingNew: null, request }
   }

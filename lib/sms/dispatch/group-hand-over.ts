@@ -124,9 +124,14 @@ export async function handOverInGroup(steps: HandOverSteps): Promise<HandOverOut
 
     await steps.beforeCall()
     const sent = await provider.sendGroup(groupId)
+    if (sent.kind === 'rejected' && (await showsNothingSent(steps, groupId))) {
+      // Refused for good (a 4xx other than 429) and nothing went out: sending the group again would only be refused
+      // again at every attempt. The group is closed unsent, and what it was to carry ends FAILED now.
+      return outcome({ kind: 'rejected', error: `sending group ${groupId}: ${sent.error}` })
+    }
     if (sent.kind !== 'ok') {
       // No answer may hide a send that went out, and a group is sent once, so a refusal may mean it already was:
-      // either way only its read-back can say.
+      // either way only its read-back can say, at the next attempt when it was not read back here.
       return outcome({ kind: 'unresolved', groupId, error: `sending group ${groupId}: ${sent.error}` })
     }
     known.push(...waiting)
@@ -139,4 +144,14 @@ export async function handOverInGroup(steps: HandOverSteps): Promise<HandOverOut
     if (error instanceof HandOverStopped) return outcome({ kind: 'stopped', groupId, error: error.message })
     throw error
   }
+}
+
+/**
+ * Whether the group, read back right after its send was refused, shows that nothing went out: it is still PENDING, or
+ * the provider has no such group. A read-back without an answer says nothing, and the group stays open.
+ */
+async function showsNothingSent(steps: HandOverSteps, groupId: string): Promise<boolean> {
+  await steps.beforeCall()
+  const read = await steps.provider.readGroup(groupId, steps.request.messages)
+  return read.kind === 'missing' || (read.kind === 'ok' && !read.sent)
 }
