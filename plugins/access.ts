@@ -43,5 +43,8 @@ export default fp(
       if (problems.length > 0) throw new Error(`routes without a valid access policy:\n${problems.join('\n')}`)
     })
   },
-  { name: 'access' },
+  // Every plugin that applies a route's policy (auth, csrf, cors, budgets, signatures) depends on this one, so
+  // node-refusals' Host check runs before any of them: a request HTTP/1.1 refuses is refused before a policy reads a
+  // credential or counts a budget, whatever the route (docs/api.md#conventions).
+  { name: 'access', dependencies: ['node-refusals'] },
 )

@@ -34,5 +34,6 @@ export default fp(
       return sendProblem(reply, serviceUnavailable('The service is shutting down; retry on another instance.'))
     })
   },
-  { name: 'closing' },
+  // After node-refusals: a request without Host is refused as such, closing or not.
+  { name: 'closing', dependencies: ['node-refusals'] },
 )

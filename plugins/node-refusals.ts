@@ -4,7 +4,8 @@ import { answerExpectation, refuseMissingHost } from '../lib/http/node-refusals.
 /**
  * Two requests Node's HTTP server would refuse itself with an empty body, answered as problem+json instead, still
  * outside any route: one without a Host header (Node's own check is off, lib/http/server-options.ts, so this hook
- * must stay), and an `Expect` Node cannot meet.
+ * must stay), and an `Expect` Node cannot meet. The Host check is the first onRequest hook: `access` and `closing`,
+ * on which every other refusing hook depends, depend on this plugin, so it is registered before them.
  */
 export default fp(
   async (app) => {

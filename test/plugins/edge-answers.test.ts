@@ -89,6 +89,22 @@ describe('answers outside the routes, over a real socket', () => {
     expect(expectCatalogProblem(answer, 400, 'VALIDATION_FAILED').detail).toMatch(/Host/)
   })
 
+  // Refused before any route's policy: no credential is read, no budget counted, no signature checked first.
+  it.each([
+    ['a signed-in user', 'GET /v1/me'],
+    ['the OWNER', 'GET /v1/audit-events?page=0'],
+    ['a public route with an address budget', 'POST /v1/login'],
+    ['the refresh cookie', 'POST /v1/refresh'],
+    ['a signed internal call', 'POST /internal/sms/sender-settings/acme/approval'],
+    ['the provider callback', 'POST /v1/sms/solapi/webhook'],
+    ['the metrics token', 'GET /metrics'],
+  ])('answers 400 problem+json, not its own refusal, on a route for %s (%s) without Host', async (_who, line) => {
+    const body = line.startsWith('POST') ? '{}' : ''
+    const headers = body ? `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` : ''
+    const answer = await exchange(port, `${line} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n${body}`)
+    expect(expectCatalogProblem(answer, 400, 'VALIDATION_FAILED').detail).toMatch(/Host/)
+  })
+
   it('still serves an HTTP/1.0 request without a Host header, which the protocol allows', async () => {
     const answer = await exchange(port, 'GET /actuator/health HTTP/1.0\r\n\r\n')
     expect(answer.status).toBe(200)
