@@ -7,6 +7,7 @@ import type { FastifyHttpOptions, FastifyRequest, FastifyServerOptions } from 'f
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js'
 import { AppError } from '../errors.js'
 import { DEFAULT_BODY_LIMIT } from './body-limits.js'
+import { withCanonicalIntegers } from './canonical-integers.js'
 import { trustProxySetting, type Env } from '../env.js'
 import { PROBLEM_CONTENT_TYPE, problemBody, sendProblem } from './problem.js'
 import { OperatorLogController } from './log-controller.js'
@@ -58,10 +59,11 @@ function schemaController(): FastifyServerOptions['schemaController'] {
         const coercingAjv = addFormats.default(new Ajv.default({ ...shared, coerceTypes: 'array' }))
         for (const schema of Object.values(externalSchemas)) {
           strictAjv.addSchema(schema as object)
-          coercingAjv.addSchema(schema as object)
+          coercingAjv.addSchema(withCanonicalIntegers(schema as object))
         }
+        // The one place text is coerced to numbers: every integer there is held to canonical decimal first.
         return ({ schema, httpPart }: FastifyRouteSchemaDef<object>) =>
-          (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema)
+          httpPart === 'body' ? strictAjv.compile(schema) : coercingAjv.compile(withCanonicalIntegers(schema))
       }) as unknown as ValidatorFactory,
     },
   }

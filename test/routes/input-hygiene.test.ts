@@ -53,6 +53,50 @@ describe('input hygiene', () => {
     })
   })
 
+  describe('integers in query strings are canonical decimal digits, on every route', () => {
+    let owner: Actor
+    beforeAll(async () => {
+      owner = (await academy(app.current)).owner
+    })
+
+    const NOT_CANONICAL = ['0x1', '1e1', '1e0', '+1', '%201', '1%20', '%091', '01', '00', '1.0', '0b1', '0o1', '-0', '']
+    const PARAMETERS = [
+      ['/v1/sms/history', 'page'],
+      ['/v1/sms/history', 'size'],
+      ['/v1/sms-templates', 'page'],
+      ['/v1/sms-templates', 'size'],
+      ['/v1/sms/opt-outs', 'page'],
+      ['/v1/sms/opt-outs', 'size'],
+      ['/v1/audit-events', 'page'],
+      ['/v1/audit-events', 'size'],
+      ['/v1/audit-events', 'actorId'],
+    ] as const
+
+    it.each(PARAMETERS)('GET %s?%s= answers 400 VALIDATION_FAILED for hex, exponents, signs, spaces and leading zeros', async (path, name) => {
+      for (const value of NOT_CANONICAL) {
+        const response = await app.current.inject({ method: 'GET', url: `${path}?${name}=${value}`, headers: owner.headers })
+        expect({ value, status: response.statusCode, type: response.headers['content-type'] }).toEqual({
+          value,
+          status: 400,
+          type: expect.stringMatching(/^application\/problem\+json/),
+        })
+        expect(response.json()).toMatchObject({ code: 'VALIDATION_FAILED', errors: [expect.objectContaining({ field: `querystring.${name}` })] })
+      }
+    })
+
+    it.each(PARAMETERS)('GET %s?%s= still takes canonical digits, as numbers', async (path, name) => {
+      const value = name === 'page' ? '0' : '1'
+      const response = await app.current.inject({ method: 'GET', url: `${path}?${name}=${value}`, headers: owner.headers })
+      expect(response.statusCode).toBe(200)
+      if (name !== 'actorId') expect(response.json()[name === 'size' ? 'perPage' : 'page']).toBe(Number(value))
+    })
+
+    it('still fills in defaults when a parameter is absent', async () => {
+      const response = await app.current.inject({ method: 'GET', url: '/v1/sms/opt-outs', headers: owner.headers })
+      expect(response.json()).toMatchObject({ page: 0, perPage: 20 })
+    })
+  })
+
   describe('a known path with a method it does not serve', () => {
     it.each([
       ['PUT', '/v1/sms-templates', ['GET', 'HEAD', 'POST']],
