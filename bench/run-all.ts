@@ -14,6 +14,7 @@ import { printTables, resultsMarkdown } from './lib/report.js'
 import { measuredBuild, REPO_ROOT } from './lib/service.js'
 import { advertisement } from './scenarios/advertisement.js'
 import { auditCost } from './scenarios/audit-cost.js'
+import { auditLog } from './scenarios/audit-log.js'
 import { dispatch } from './scenarios/dispatch.js'
 import { forgot } from './scenarios/forgot.js'
 import { history } from './scenarios/history.js'
@@ -36,6 +37,7 @@ const SCENARIOS: [string, Scenario][] = [
   ['refresh', refresh],
   ['signing-keys', signingKeys],
   ['history', history],
+  ['audit-log', auditLog],
   ['usage', usage],
   ['send-10k', send10k],
   ['advertisement', advertisement],

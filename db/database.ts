@@ -2,6 +2,7 @@ import { CamelCasePlugin, Kysely, PostgresDialect, sql } from 'kysely'
 import type pg from 'pg'
 import type { DB } from './schema.js'
 import { migrateToLatest } from './migrate.js'
+import type { RetentionSettings } from './repos/retention-settings.js'
 import { PoolHealth } from './driver/pool-health.js'
 import { createPool, lendingFrom, type DriverMode } from './driver/pools.js'
 import { RuntimeDialect } from './driver/runtime-dialect.js'
@@ -44,6 +45,8 @@ export interface PostgresOptions {
   preparedStatements?: boolean
   statementTimeoutMs?: number
   connectTimeoutMs?: number
+  /** Stored by every `migrate()` as the retention the purges apply; absent, the stored one is left as it is. */
+  retention?: RetentionSettings
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000
@@ -96,7 +99,7 @@ export function openPostgres(connectionString: string, poolMax: number, options:
     db,
     kind: 'postgres',
     migrate: async () => {
-      await asOwner(migrateToLatest)
+      await asOwner((owner) => migrateToLatest(owner, options.retention))
     },
     asOwner,
     async probe() {

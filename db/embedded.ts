@@ -7,6 +7,7 @@ import { LentConnection } from './driver/lent-connection.js'
 import type { PooledConnection } from './driver/pooled-connection.js'
 import { acquireEmbeddedLock, type EmbeddedLock } from './embedded-lock.js'
 import { migrateToLatest } from './migrate.js'
+import type { RetentionSettings } from './repos/retention-settings.js'
 import type { DB } from './schema.js'
 import { APP_ROLE, runtimeDatabase } from './tenant-transaction.js'
 
@@ -74,7 +75,10 @@ function sessionConnection(session: Kysely<DB>): PooledConnection {
  * everything: concurrent requests wait their turn instead of running side by side. One process per directory.
  * Transactions open as on PostgreSQL (db/tenant-transaction.ts); PGlite does not enforce their time limit.
  */
-export function openEmbedded(svcDataDir: string, options: { statementTimeoutMs?: number } = {}): EmbeddedDatabase {
+export function openEmbedded(
+  svcDataDir: string,
+  options: { statementTimeoutMs?: number; retention?: RetentionSettings } = {},
+): EmbeddedDatabase {
   const dataDir = embeddedDataDir(svcDataDir)
   let pglite: PGlite | undefined
   let lock: EmbeddedLock | undefined
@@ -149,7 +153,7 @@ export function openEmbedded(svcDataDir: string, options: { statementTimeoutMs?:
     dataDir,
     owner,
     migrate: async () => {
-      await migrateToLatest(owner)
+      await migrateToLatest(owner, options.retention)
     },
     asOwner: (work) => work(owner),
     probe: () => probeRequestPath(db),

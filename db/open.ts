@@ -3,6 +3,7 @@ import type { Env } from '../lib/env.js'
 import { kyselyOver, openPostgres, type Database, type PostgresOptions } from './database.js'
 import { createPool } from './driver/pools.js'
 import { embeddedWarning, openEmbedded } from './embedded.js'
+import type { RetentionSettings } from './repos/retention-settings.js'
 import type { DB } from './schema.js'
 
 export interface OpenedDatabase extends Database {
@@ -18,13 +19,22 @@ export function postgresOptions(env: Env): PostgresOptions {
     preparedStatements: env.SVC_DB_PREPARED_STATEMENTS,
     statementTimeoutMs: env.SVC_DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutMs: env.SVC_DB_CONNECT_TIMEOUT_MS,
+    retention: retentionSettings(env),
   }
+}
+
+/** What a migration run stores as the retention every purge applies (db/repos/retention-settings.ts). */
+export function retentionSettings(env: Env): RetentionSettings {
+  return { auditDays: env.SVC_AUDIT_RETENTION_DAYS, smsDays: env.SVC_SMS_RETENTION_DAYS }
 }
 
 /** PostgreSQL when DATABASE_URL is set, else the embedded development store under SVC_DATA_DIR. */
 export async function openDatabase(env: Env): Promise<OpenedDatabase> {
   if (env.DATABASE_URL) return openPostgres(env.DATABASE_URL, env.SVC_DB_POOL_MAX, postgresOptions(env))
-  const embedded = openEmbedded(env.SVC_DATA_DIR, { statementTimeoutMs: env.SVC_DB_STATEMENT_TIMEOUT_MS })
+  const embedded = openEmbedded(env.SVC_DATA_DIR, {
+    statementTimeoutMs: env.SVC_DB_STATEMENT_TIMEOUT_MS,
+    retention: retentionSettings(env),
+  })
   return { ...embedded, warning: embeddedWarning(embedded.dataDir) }
 }
 

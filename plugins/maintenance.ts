@@ -17,7 +17,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /**
      * Deletes expired revocations, blacklist entries, sessions, lockouts, rate windows, used internal signatures and
-     * audit events past SVC_AUDIT_RETENTION_DAYS; returns the count.
+     * audit events past the stored audit retention (db/repos/retention-settings.ts); returns the count.
      */
     purgeExpired(): Promise<number>
     /**
@@ -30,10 +30,10 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
+    // The age is the owner's stored setting, read by the function: nothing this instance sends can choose it.
     const purgeAuditEvents = () =>
       inBatches(AUDIT_PURGE_LIMITS, async (batch) => {
-        const { rows } = await sql<{ purged: number }>`
-          select svc_purge_audit_events(${app.env.SVC_AUDIT_RETENTION_DAYS}::int, ${batch}::int) as purged`.execute(app.db)
+        const { rows } = await sql<{ purged: number }>`select svc_purge_audit_events(${batch}::int) as purged`.execute(app.db)
         return rows[0]?.purged ?? 0
       })
     const purgeExpired = async () => {

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import cron from 'node-cron'
+import { readRetentionSettings } from '../db/repos/retention-settings.js'
 import { dropRangesPastRetention, prepareRanges, purgeOldMessages, type DroppedRange } from '../db/repos/sms-retention.js'
 
 // Rows past retention that were not dropped with their month (db/repos/sms-retention.ts): this many messages per
@@ -19,9 +20,9 @@ export interface RangeUpkeep {
 declare module 'fastify' {
   interface FastifyInstance {
     smsRetention: {
-      /** Deletes messages past SVC_SMS_RETENTION_DAYS that no dropped month took, in batches; returns how many. */
+      /** Deletes messages past the stored SMS retention that no dropped month took, in batches; returns how many. */
       purgeOldMessages(): Promise<number>
-      /** As the owner: creates the ranges ahead, opens this month's and drops the months past retention. */
+      /** As the owner: creates the ranges ahead, opens this month's and drops the months past the stored retention. */
       keepRanges(): Promise<RangeUpkeep>
     }
   }
@@ -29,12 +30,13 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    const days = app.env.SVC_SMS_RETENTION_DAYS
-    const purge = () => purgeOldMessages(app.db, days, PURGE_LIMITS)
+    const purge = () => purgeOldMessages(app.db, PURGE_LIMITS)
+    // Months go by the same stored retention the row purge reads, not by this instance's SVC_SMS_RETENTION_DAYS:
+    // whoever migrated last decided it, and both removals must agree.
     const keepRanges = () =>
       app.database.asOwner(async (owner) => ({
         created: await prepareRanges(owner),
-        dropped: await dropRangesPastRetention(owner, days, app.database.kind === 'postgres'),
+        dropped: await dropRangesPastRetention(owner, (await readRetentionSettings(owner)).smsDays, app.database.kind === 'postgres'),
       }))
     app.decorate('smsRetention', { purgeOldMessages: purge, keepRanges })
 

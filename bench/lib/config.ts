@@ -64,6 +64,8 @@ export const benchConfig = {
   mfaSteps: number('BENCH_MFA_STEPS', 2000),
   /** Messages in the large history tenant. */
   historyMessages: number('BENCH_HISTORY_MESSAGES', 100_000),
+  /** Audit events of the one tenant of the audit-log scenario. */
+  auditEvents: number('BENCH_AUDIT_EVENTS', 1_000_000),
   /**
    * The scale scenario's database: messages over 13 past months (a tenth of them the large academy's), recipients
    * per message on average, and academies; BENCH_SCALE_MESSAGES=50000 is a dry run at 1/20.

@@ -65,13 +65,13 @@ async function detach(connection: Kysely<DB>, parent: string, partition: string,
 }
 
 /**
- * Deletes what is past `retentionDays` and was not dropped with its month, in batches of messages (with their
- * recipients); returns the messages deleted.
+ * Deletes what is past the stored SMS retention (db/repos/retention-settings.ts; the function reads it, the caller
+ * cannot choose it) and was not dropped with its month, in batches of messages (with their recipients); returns the
+ * messages deleted.
  */
-export function purgeOldMessages(db: Kysely<DB>, retentionDays: number, limits: BatchLimits): Promise<number> {
+export function purgeOldMessages(db: Kysely<DB>, limits: BatchLimits): Promise<number> {
   return inBatches(limits, async (batch) => {
-    const { rows } = await sql<{ purged: number }>`
-      select svc_purge_old_sms(${retentionDays}::int, ${batch}::int) as purged`.execute(db)
+    const { rows } = await sql<{ purged: number }>`select svc_purge_old_sms(${batch}::int) as purged`.execute(db)
     return rows[0]?.purged ?? 0
   })
 }

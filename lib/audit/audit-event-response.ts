@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import type { AuditEventRecord } from '../../db/repos/audit-events.js'
 import { Nullable, StringEnum } from '../http/response-types.js'
+import { AUDIT_TOTAL_CAP } from './audit-log-page.js'
 import { AUDIT_EVENT_TYPES } from './event-types.js'
 
 export const AuditEventTypeSchema = StringEnum(AUDIT_EVENT_TYPES, { $id: 'AuditEventType' })
@@ -25,24 +25,18 @@ export const AuditEventSchema = Type.Object(
 export const AuditEventPageSchema = Type.Object(
   {
     items: Type.Array(AuditEventSchema),
-    page: Type.Integer(),
+    page: Type.Integer({ description: 'Zero-based: the page asked for, or the page the cursor leads to' }),
     perPage: Type.Integer(),
-    total: Type.Integer(),
-    totalPages: Type.Integer(),
-    hasNext: Type.Boolean(),
+    total: Type.Integer({
+      description: `Events the filters match, counted exactly up to ${AUDIT_TOTAL_CAP.toLocaleString('en')}; beyond, ${AUDIT_TOTAL_CAP.toLocaleString('en')} and totalExact false`,
+    }),
+    totalExact: Type.Boolean({ description: `False when more than ${AUDIT_TOTAL_CAP.toLocaleString('en')} events match: total and totalPages are then lower bounds` }),
+    totalPages: Type.Integer({ description: 'ceil(total / perPage): a lower bound when totalExact is false' }),
+    hasNext: Type.Boolean({ description: 'Whether an event follows this page (always exact)' }),
+    nextCursor: Nullable(
+      Type.String({ description: 'Pass as cursor for the next page, which then costs the same however deep; null on the last page' }),
+    ),
   },
   { $id: 'AuditEventPage' },
 )
 export type AuditEventPage = Static<typeof AuditEventPageSchema>
-
-export function toAuditEventPage(records: AuditEventRecord[], page: number, perPage: number, total: number): AuditEventPage {
-  const totalPages = Math.ceil(total / perPage)
-  return {
-    items: records.map((record) => ({ ...record, occurredAt: record.occurredAt.toISOString() })),
-    page,
-    perPage,
-    total,
-    totalPages,
-    hasNext: page + 1 < totalPages,
-  }
-}

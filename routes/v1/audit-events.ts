@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { countAuditEvents, listAuditEvents, type AuditEventFilter } from '../../db/repos/audit-events.js'
-import { AuditEventPageSchema, AuditEventTypeSchema, toAuditEventPage } from '../../lib/audit/audit-event-response.js'
+import type { AuditEventFilter } from '../../db/repos/audit-events.js'
+import { decodeAuditCursor, type AuditCursor } from '../../lib/audit/audit-cursor.js'
+import { AuditEventPageSchema, AuditEventTypeSchema } from '../../lib/audit/audit-event-response.js'
+import { readAuditLogPage } from '../../lib/audit/audit-log-page.js'
 import { AppError } from '../../lib/errors.js'
 import { ProblemSchema } from '../../lib/http/problem-schema.js'
 
@@ -14,6 +16,13 @@ const AuditEventsQuerySchema = Type.Object({
   actorId: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
   from: Instant('Events at or after this instant (ISO 8601)'),
   to: Instant('Events before this instant (ISO 8601)'),
+  cursor: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9_-]+$',
+      maxLength: 64,
+      description: 'The nextCursor of an earlier answer: the page after it, in the same time however deep; page is then ignored',
+    }),
+  ),
 })
 
 /** The schema admits RFC 3339 shapes Date cannot represent (a leap second): refused as input, never a 500. */
@@ -26,6 +35,18 @@ function instant(field: 'from' | 'to', value: string | undefined): Date | undefi
     })
   }
   return at
+}
+
+/** A cursor is opaque to clients: one this service did not write is refused as input, never a 500. */
+function cursorOf(value: string | undefined): AuditCursor | undefined {
+  if (value === undefined) return undefined
+  const cursor = decodeAuditCursor(value)
+  if (!cursor) {
+    throw new AppError('VALIDATION_FAILED', 'cursor is not a cursor of this audit log.', {
+      errors: [{ field: 'cursor', message: 'must be the nextCursor of an earlier answer' }],
+    })
+  }
+  return cursor
 }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -44,14 +65,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { page, size, type, actorId } = request.query
       const filter: AuditEventFilter = {
+        tenantId: request.caller.tenantId,
         type,
         actorId,
         from: instant('from', request.query.from),
         to: instant('to', request.query.to),
       }
-      const records = await listAuditEvents(request.db, filter, { offset: page * size, limit: size })
-      const total = await countAuditEvents(request.db, filter)
-      return toAuditEventPage(records, page, size, total)
+      return readAuditLogPage(request.db, filter, { page, size, cursor: cursorOf(request.query.cursor) })
     },
   )
 }

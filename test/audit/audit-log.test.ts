@@ -1,13 +1,16 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { storeRetentionSettings } from '../../db/repos/retention-settings.js'
 import { withTenant } from '../../db/tenant-transaction.js'
 import type { AuditEventType } from '../../lib/audit/event-types.js'
 import { recordAuditEvent, type AuditOrigin } from '../../lib/audit/record.js'
 import { storedAuditEvents } from '../audit-fixtures.js'
 import { expectProblem } from '../auth-fixtures.js'
+import { insertTenantAndSender } from '../dispatch-fixtures.js'
 import { owner, type TenantRow } from '../fixtures.js'
-import { itPostgres, useTestApp } from '../helper.js'
+import { buildTestApp, itPostgres, useTestApp } from '../helper.js'
+import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
 import { academy, type Actor } from '../staff-fixtures.js'
 
 const DENIED = { code: '42501' }
@@ -139,40 +142,57 @@ describe('the audit log is append-only for the runtime role', () => {
   })
 })
 
-describe('audit retention', () => {
-  const app = useTestApp({ SVC_AUDIT_RETENTION_DAYS: '30' })
+/**
+ * On a database of its own: the retention is the owner's setting, stored for the whole database (the purges reach
+ * every tenant), so setting it here must not reach another test file's events.
+ */
+describe("audit retention (the owner's stored setting)", () => {
+  let iso: IsolatedDatabase
+  let app: FastifyInstance
+  beforeAll(async () => {
+    iso = await isolatedDatabase()
+    app = await buildTestApp({ DATABASE_URL: iso.url })
+  })
+  afterAll(async () => {
+    await app?.close()
+    await iso?.drop()
+  })
 
-  it('removes events older than SVC_AUDIT_RETENTION_DAYS with the minute purge, and keeps the rest', async () => {
-    const { tenant } = await academy(app.current)
-    await record(app.current, tenant, 'LOGIN_FAILED')
-    await record(app.current, tenant, 'LOGIN_LOCKED')
-    await record(app.current, tenant, 'LOGIN_SUCCEEDED')
-    await backdate(tenant, 'LOGIN_FAILED', 31)
-    await backdate(tenant, 'LOGIN_LOCKED', 29)
-    await app.current.purgeExpired()
-    expect((await storedAuditEvents(tenant)).map((event) => event.type)).toEqual(['LOGIN_LOCKED', 'LOGIN_SUCCEEDED'])
+  const keepFor = (auditDays: number) => storeRetentionSettings(iso.owner, { auditDays, smsDays: 400 })
+  async function eventsOf(tenantId: number): Promise<string[]> {
+    const rows = await iso.owner.selectFrom('auditEvents').select('type').where('tenantId', '=', tenantId).orderBy('id').execute()
+    return rows.map((row) => row.type)
+  }
+  async function insertEvents(tenantId: number, type: AuditEventType, daysAgo: number, count = 1) {
+    await sql`
+      insert into audit_events (tenant_id, type, occurred_at)
+      select ${tenantId}, ${type}, now() - make_interval(days => ${daysAgo}) from generate_series(1, ${count})`.execute(iso.owner)
+  }
+
+  it('removes events older than the stored retention with the minute purge, and keeps the rest', async () => {
+    await keepFor(30)
+    const { tenantId } = await insertTenantAndSender(iso.owner)
+    await insertEvents(tenantId, 'LOGIN_FAILED', 31)
+    await insertEvents(tenantId, 'LOGIN_LOCKED', 29)
+    await insertEvents(tenantId, 'LOGIN_SUCCEEDED', 0)
+    await app.purgeExpired()
+    expect(await eventsOf(tenantId)).toEqual(['LOGIN_LOCKED', 'LOGIN_SUCCEEDED'])
   })
 
   it('removes a backlog in batches until none is left', async () => {
-    const { tenant } = await academy(app.current)
-    await sql`
-      insert into audit_events (tenant_id, type, occurred_at)
-      select ${tenant.id}, 'USER_CREATED', now() - interval '40 days' from generate_series(1, 12001)`.execute(owner())
-    await record(app.current, tenant, 'USER_DELETED')
-    await app.current.purgeExpired()
-    expect((await storedAuditEvents(tenant)).map((event) => event.type)).toEqual(['USER_DELETED'])
+    await keepFor(30)
+    const { tenantId } = await insertTenantAndSender(iso.owner)
+    await insertEvents(tenantId, 'USER_CREATED', 40, 12001)
+    await insertEvents(tenantId, 'USER_DELETED', 0)
+    await app.purgeExpired()
+    expect(await eventsOf(tenantId)).toEqual(['USER_DELETED'])
   })
-})
 
-describe('audit retention 0', () => {
-  const app = useTestApp({ SVC_AUDIT_RETENTION_DAYS: '0' })
-
-  it('keeps every event', async () => {
-    const { tenant } = await academy(app.current)
-    await record(app.current, tenant, 'USER_CREATED')
-    // Within the default retention of the other test apps, whose minute purge shares this database.
-    await backdate(tenant, 'USER_CREATED', 300)
-    await app.current.purgeExpired()
-    expect(await storedAuditEvents(tenant)).toHaveLength(1)
+  it('keeps every event with retention 0', async () => {
+    await keepFor(0)
+    const { tenantId } = await insertTenantAndSender(iso.owner)
+    await insertEvents(tenantId, 'USER_CREATED', 3000)
+    await app.purgeExpired()
+    expect(await eventsOf(tenantId)).toEqual(['USER_CREATED'])
   })
 })

@@ -88,7 +88,7 @@ describePostgres('maintenance under an owner that is not a superuser', () => {
     // The runtime role itself still sees nothing without a tenant.
     expect(await asRuntime('select count(*)::int as n from audit_events')).toEqual([{ n: 0 }])
 
-    expect(await asRuntime('select svc_purge_audit_events(400, 1000) as n')).toEqual([{ n: 2 }])
+    expect(await asRuntime('select svc_purge_audit_events(1000) as n')).toEqual([{ n: 2 }])
     expect((await asRuntime<{ n: number }>('select svc_purge_expired(1000) as n'))[0]!.n).toBeGreaterThanOrEqual(2)
     expect(await asRuntime(`select svc_roll_up_sms_usage('Asia/Seoul', 1000) as n`)).toEqual([{ n: 2 }])
 

@@ -15,7 +15,8 @@ describe('SMS retention on the embedded store', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-retention-'))
-    store = openEmbedded(join(dir, 'data'))
+    // Its migration stores the retention the purges apply, as the start-up migration of `npm start` does.
+    store = openEmbedded(join(dir, 'data'), { retention: { auditDays: RETENTION_DAYS, smsDays: RETENTION_DAYS } })
     await store.migrate()
   }, 60_000)
   afterAll(async () => {
@@ -36,7 +37,7 @@ describe('SMS retention on the embedded store', () => {
     const suffix = `p${older.openedAt.toISOString().slice(0, 7).replace('-', '')}`
     expect(dropped).toContainEqual({ suffix, messages: 1 })
     expect(await partitionExists(store.owner, `sms_messages_${suffix}`)).toBe(false)
-    expect(await purgeOldMessages(store.db, RETENTION_DAYS, { batch: 100, batches: 10 })).toBe(1)
+    expect(await purgeOldMessages(store.db, { batch: 100, batches: 10 })).toBe(1)
 
     expect(await counts(store.owner, tenant.tenantId)).toEqual({ messages: 1, recipients: 2, counted: 1 })
     const remaining = await store.owner.selectFrom('smsMessages').select('id').where('tenantId', '=', tenant.tenantId).execute()

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Database } from '../../db/database.js'
+import { storeRetentionSettings } from '../../db/repos/retention-settings.js'
 import { dropRangesPastRetention, prepareRanges, purgeOldMessages } from '../../db/repos/sms-retention.js'
 import { insertPendingMessage, insertTenantAndSender } from '../dispatch-fixtures.js'
 import { isEmbedded } from '../helper.js'
@@ -22,6 +23,7 @@ describe('SMS retention (SVC_SMS_RETENTION_DAYS)', () => {
   beforeAll(async () => {
     iso = await isolatedDatabase()
     runtime = iso.open(2)
+    await storeRetentionSettings(iso.owner, { auditDays: RETENTION_DAYS, smsDays: RETENTION_DAYS })
   })
   afterAll(async () => {
     await runtime?.close()
@@ -74,7 +76,7 @@ describe('SMS retention (SVC_SMS_RETENTION_DAYS)', () => {
     // Nothing is dropped twice.
     expect(await dropRangesPastRetention(iso.owner, RETENTION_DAYS, !isEmbedded)).toEqual([])
 
-    await purgeOldMessages(runtime.db, RETENTION_DAYS, { batch: 100, batches: 10 })
+    await purgeOldMessages(runtime.db, { batch: 100, batches: 10 })
     const { rows } = await sql<{ id: number }>`select id from sms_messages where tenant_id = ${tenant.tenantId}`.execute(iso.owner)
     expect(rows.map((row) => row.id)).toEqual([current])
     expect(rows.map((row) => row.id)).not.toContain(newerId)
@@ -95,9 +97,11 @@ describe('SMS retention (SVC_SMS_RETENTION_DAYS)', () => {
     expect(await counts(iso.owner, tenant.tenantId)).toEqual({ messages: 7, recipients: 14, counted: 7 })
 
     // 0 keeps everything.
-    expect(await purgeOldMessages(runtime.db, 0, { batch: 2, batches: 10 })).toBe(0)
+    await storeRetentionSettings(iso.owner, { auditDays: RETENTION_DAYS, smsDays: 0 })
+    expect(await purgeOldMessages(runtime.db, { batch: 2, batches: 10 })).toBe(0)
+    await storeRetentionSettings(iso.owner, { auditDays: RETENTION_DAYS, smsDays: RETENTION_DAYS })
     // Two a statement, as the runtime role (a SECURITY DEFINER function): all five in three statements.
-    expect(await purgeOldMessages(runtime.db, RETENTION_DAYS, { batch: 2, batches: 10 })).toBeGreaterThanOrEqual(5)
+    expect(await purgeOldMessages(runtime.db, { batch: 2, batches: 10 })).toBeGreaterThanOrEqual(5)
 
     expect(await counts(iso.owner, tenant.tenantId)).toEqual({ messages: 2, recipients: 4, counted: 2 })
     const { rows } = await sql<{ id: number }>`

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { openPostgres } from '../../db/database.js'
 import { until } from '../auth-fixtures.js'
 import { insertPendingMessage, insertTenantAndSender } from '../dispatch-fixtures.js'
 import { buildAppLoggingTo, buildTestApp, describePostgres, testEnv } from '../helper.js'
@@ -16,7 +17,17 @@ describePostgres('SMS retention in the running service', () => {
     await iso?.drop()
   })
 
-  it('drops the months past SVC_SMS_RETENTION_DAYS at start, as the owner, and its minute job deletes the rest', async () => {
+  /** A migration run as `npm run migrate` makes it: it stores the environment's retention as the owner's setting. */
+  async function migrateWithSmsRetention(days: number): Promise<void> {
+    const migrating = openPostgres(iso.ownerUrl, 1, { retention: { auditDays: 400, smsDays: days } })
+    try {
+      await migrating.migrate()
+    } finally {
+      await migrating.close()
+    }
+  }
+
+  it('drops the months past the SVC_SMS_RETENTION_DAYS a migration stored at start, as the owner, and its minute job deletes the rest', async () => {
     const tenant = await insertTenantAndSender(iso.owner)
     const older = await openPastRange(iso.owner, 16)
     const newer = await openPastRange(iso.owner, 15)
@@ -26,7 +37,8 @@ describePostgres('SMS retention in the running service', () => {
     const suffix = `p${older.openedAt.toISOString().slice(0, 7).replace('-', '')}`
 
     // 0 keeps all: the upkeep at start creates ranges but drops nothing, the minute job deletes nothing.
-    const keeping = await buildTestApp({ DATABASE_URL: iso.url, DATABASE_MIGRATION_URL: iso.ownerUrl, SVC_SMS_PARTITION_UPKEEP: 'on', SVC_SMS_RETENTION_DAYS: '0' })
+    await migrateWithSmsRetention(0)
+    const keeping = await buildTestApp({ DATABASE_URL: iso.url, DATABASE_MIGRATION_URL: iso.ownerUrl, SVC_SMS_PARTITION_UPKEEP: 'on' })
     try {
       expect(await keeping.smsRetention.keepRanges()).toEqual({ created: 0, dropped: [] })
       expect(await keeping.smsRetention.purgeOldMessages()).toBe(0)
@@ -37,7 +49,8 @@ describePostgres('SMS retention in the running service', () => {
 
     // The minute job (second 30) may take the row before the call below does: between them they remove it once.
     const purgedByJob: number[] = []
-    const env = testEnv({ DATABASE_URL: iso.url, DATABASE_MIGRATION_URL: iso.ownerUrl, LOG_LEVEL: 'info', SVC_SMS_PARTITION_UPKEEP: 'on', SVC_SMS_RETENTION_DAYS: '400' })
+    await migrateWithSmsRetention(400)
+    const env = testEnv({ DATABASE_URL: iso.url, DATABASE_MIGRATION_URL: iso.ownerUrl, LOG_LEVEL: 'info', SVC_SMS_PARTITION_UPKEEP: 'on' })
     const app = await buildAppLoggingTo(env, (line) => {
       const entry = JSON.parse(line) as { msg?: string; purged?: number }
       if (entry.msg === 'removed SMS messages past retention') purgedByJob.push(entry.purged ?? 0)
