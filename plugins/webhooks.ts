@@ -1,17 +1,17 @@
-import type { KeyObject } from 'node:crypto'
 import fp from 'fastify-plugin'
 import cron from 'node-cron'
 import type { AppOptions } from '../app.js'
 import { createWebhookDeliverer, type Deliverer } from '../lib/webhooks/deliverer.js'
 import { systemResolve, type ResolveHost } from '../lib/webhooks/resolve-host.js'
-import { secretSealingKey } from '../lib/webhooks/signing-secret.js'
+import type { KeyRing } from '../lib/crypto/key-ring.js'
+import { secretSealingKeys } from '../lib/webhooks/signing-secret.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Delivery events to the tenants' endpoints (lib/webhooks): what the endpoint routes and the loop share. */
     webhooks: {
-      /** Seals and opens signing secrets; derived from the code key, as stable across instances as it is. */
-      sealingKey: KeyObject
+      /** Seal and open signing secrets; derived from the data keys, as stable across instances as they are. */
+      sealingKey: KeyRing
       /** SVC_WEBHOOK_ALLOW_PRIVATE. */
       allowPrivate: boolean
       /** Resolves an endpoint's host when it is set (and at each delivery). */
@@ -30,7 +30,7 @@ declare module 'fastify' {
 export default fp<AppOptions>(
   async (app, options) => {
     const { env } = app
-    const sealingKey = secretSealingKey(app.oneTimeCodes.codes.key)
+    const sealingKey = secretSealingKeys(app.dataKeys)
     const resolve = options.resolveHost ?? systemResolve
     const deliverer = createWebhookDeliverer({
       db: app.db,
@@ -39,6 +39,7 @@ export default fp<AppOptions>(
       timeoutMs: env.SVC_WEBHOOK_TIMEOUT_MS,
       allowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE,
       concurrency: env.SVC_WEBHOOK_CONCURRENCY,
+      tenantConcurrency: env.SVC_WEBHOOK_TENANT_CONCURRENCY,
       resolve,
       metrics: app.metrics,
       databaseOutage: app.databaseOutage,
@@ -62,5 +63,5 @@ export default fp<AppOptions>(
       await deliverer.stop()
     })
   },
-  { name: 'webhooks', dependencies: ['env', 'db', 'metrics', 'one-time-codes'] },
+  { name: 'webhooks', dependencies: ['env', 'db', 'metrics', 'data-keys'] },
 )

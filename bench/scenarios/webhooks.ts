@@ -3,17 +3,26 @@
  * (SVC_SMS_DISPATCHER=on, which runs the delivery loop; SVC_WEBHOOK_ALLOW_PRIVATE=true, as the receiver is on
  * loopback; concurrency, time limit and scheduler at their defaults).
  *
- * 1. Throughput: a tenant's endpoint, created through PUT /v1/webhook-endpoint (so its secret is sealed as in
- *    production), points at a loopback receiver in a process of its own that answers 204 at once. 10,000 staff
- *    messages are inserted as handed to the provider and moved to SENT in one statement, so the trigger writes
- *    10,000 sms.message.completed events; events/s from the first claim seen to the last event recorded delivered
- *    (polled in the database), the receiver having counted 10,000 requests with 10,000 distinct webhook-ids and a
- *    sample verified with the Standard Webhooks library. Target: >= 500 events/s.
+ * A tenant has at most SVC_WEBHOOK_TENANT_CONCURRENCY deliveries at once, so work meant to fill every worker is
+ * spread over as many tenants as that takes (TENANTS).
+ *
+ * 1. Throughput: the tenants' endpoints, created through PUT /v1/webhook-endpoint (so their secrets are sealed as in
+ *    production), point at a loopback receiver in a process of its own that answers 204 at once. 10,000 staff
+ *    messages of the tenants are inserted as handed to the provider and moved to SENT in one statement, so the
+ *    trigger writes 10,000 sms.message.completed events; events/s from the first claim seen to the last event
+ *    recorded delivered (polled in the database), the receiver having counted 10,000 requests with 10,000 distinct
+ *    webhook-ids and a sample verified with the Standard Webhooks library. Target: >= 500 events/s. Then, for
+ *    context, one tenant's events alone: what its limit of deliveries at once leaves it.
  * 2. A slow receiver does not slow SMS dispatch: dispatch runs (bench/lib/dispatch-run.ts) on the same instance
- *    with and without deliveries under way, in turns. "With": a backlog of events for an endpoint whose receiver
+ *    with and without deliveries under way, in turns. "With": a backlog of events for endpoints whose receiver
  *    answers after 2 s, the deliverer busy with all its workers (each held 2 s) from before the run to its end;
- *    "without": no event to deliver. The deliverer claims across tenants, so the events belong to a tenant of their
- *    own; the dispatched messages end DISPATCHED, which writes no event. Target: with >= 0.95 x without.
+ *    "without": no event to deliver. The events belong to tenants of their own; the dispatched messages end
+ *    DISPATCHED, which writes no event. Target: with >= 0.95 x without.
+ * 3. Fairness: one tenant has 1,000 events queued for a receiver that accepts and never answers (each attempt ends
+ *    at the time limit, 5 s); another tenant cancels a scheduled message through the API, whose
+ *    sms.message.cancelled event goes to a receiver that answers at once. The time from the event written to it
+ *    recorded delivered (both in the database's clock), once per run, spread over the hung attempts' cycle.
+ *    Target: every run within 2 s.
  */
 import { fileURLToPath } from 'node:url'
 import { createServer } from 'node:http'
@@ -41,8 +50,22 @@ const TARGET_DISPATCH_RATIO = 0.95
 const BACKLOG = 2000
 const POLL_MS = 50
 const RUN_TIMEOUT_MS = 180_000
+const defaults = loadEnv({})
 /** The deliverer's workers at the service's default (SVC_WEBHOOK_CONCURRENCY). */
-const WORKERS = loadEnv({}).SVC_WEBHOOK_CONCURRENCY
+const WORKERS = defaults.SVC_WEBHOOK_CONCURRENCY
+/** One tenant's deliveries at once (SVC_WEBHOOK_TENANT_CONCURRENCY), and so the tenants it takes to fill the workers. */
+const TENANT_LIMIT = defaults.SVC_WEBHOOK_TENANT_CONCURRENCY
+const TENANTS = Math.ceil(WORKERS / TENANT_LIMIT)
+/** Events of the one tenant delivered alone (context). */
+const ONE_TENANT_EVENTS = 2000
+/** The hanging receiver's queue, and the runs measuring another tenant's event beside it (after one warm-up). */
+const FAIRNESS_BACKLOG = 1000
+const FAIRNESS_RUNS = 6
+const TARGET_FAIRNESS_MS = 2000
+/** Between fairness runs: not a divisor of the time limit, so the runs fall at different points of the hung cycle. */
+const FAIRNESS_SPACING_MS = 1300
+/** The receiver's delay that means: accept the request and never answer. */
+const HANG = -1
 const RECEIVER_FLAG = '--receiver'
 
 const instanceEnv = { SVC_SMS_DISPATCHER: 'on', SVC_WEBHOOK_ALLOW_PRIVATE: 'true' }
@@ -55,7 +78,10 @@ interface ReceiverStats {
   sample: { headers: Record<string, string>; body: string } | null
 }
 
-/** The receiver process (this file run with --receiver <delay ms>): answers 204 after the delay, counts, and reports on GET /stats. */
+/**
+ * The receiver process (this file run with --receiver <delay ms>): answers 204 after the delay (never with HANG),
+ * counts, and reports on GET /stats.
+ */
 function serveReceiver(delayMs: number): void {
   const ids = new Set<string>()
   const stats: ReceiverStats = { received: 0, distinct: 0, sample: null }
@@ -75,6 +101,7 @@ function serveReceiver(delayMs: number): void {
         body: Buffer.concat(chunks).toString('utf8'),
       }
       const answer = () => response.writeHead(204).end()
+      if (delayMs === HANG) return
       if (delayMs > 0) setTimeout(answer, delayMs)
       else answer()
     })
@@ -124,44 +151,62 @@ async function startReceiver(delayMs: number): Promise<Receiver> {
   }
 }
 
-/** A tenant with an endpoint created through the API (its secret sealed by the instance); returns the secret. */
-async function tenantWithEndpoint(service: RunningProcess, owner: Kysely<DB>, receiver: Receiver): Promise<{ tenant: SeededTenant; secret: string }> {
+interface TenantWithEndpoint {
+  tenant: SeededTenant
+  secret: string
+  /** The owner's access token. */
+  access: string
+}
+
+/** A tenant with an endpoint created through the API (its secret sealed by the instance). */
+async function tenantWithEndpoint(
+  service: RunningProcess,
+  owner: Kysely<DB>,
+  receiver: Receiver,
+  events = ['sms.message.completed'],
+): Promise<TenantWithEndpoint> {
   const tenant = await seedTenant(service.url, owner, 0)
   const session = await login(service.url, tenant.customId, tenant.ownerLoginId)
   const response = await fetch(`${service.url}/v1/webhook-endpoint`, {
     method: 'PUT',
     headers: { ...bearer(session.access), 'content-type': 'application/json' },
-    body: JSON.stringify({ url: `${receiver.url}/events`, events: ['sms.message.completed'] }),
+    body: JSON.stringify({ url: `${receiver.url}/events`, events }),
   })
   if (response.status !== 200) throw new Error(`PUT /v1/webhook-endpoint: ${response.status} ${await response.text()}`)
   const { secret } = (await response.json()) as { secret: string }
-  return { tenant, secret }
+  return { tenant, secret, access: session.access }
 }
 
 /**
- * `count` staff messages moved to SENT in one statement, as delivery reports move them: the trigger writes one
- * sms.message.completed event each. Inserted as handed to the provider and not due, so no dispatcher touches them.
- * As the owner, whose writes pass row-level security through the owner_maintenance policy, the trigger's insert too.
+ * `count` staff messages, shared out among `tenants`, moved to SENT in one statement, as delivery reports move them:
+ * the trigger writes one sms.message.completed event each. Inserted as handed to the provider and not due, so no
+ * dispatcher touches them. As the owner, whose writes pass row-level security through the owner_maintenance policy,
+ * the trigger's insert too.
  */
-async function completeMessages(owner: Kysely<DB>, tenant: SeededTenant, count: number): Promise<void> {
-  await sql`
-    insert into sms_messages (tenant_id, sender_id, recipient_type, recipient_count, title, content, message_type,
-      estimated_segments, unit_price, total_price, status, provider, next_attempt_at, dispatched_at, updated_at)
-    select ${tenant.tenantId}, ${tenant.ownerId}, 'CUSTOM', 1, 'Notice ' || g, 'Hello {name}', 'SMS', 1, 20, 20,
-      'DISPATCHED', 'extsms', now() + interval '365 days', now(), now()
-    from generate_series(1, ${count}) g`.execute(owner)
+async function completeMessages(owner: Kysely<DB>, tenants: SeededTenant[], count: number): Promise<void> {
+  for (const [index, tenant] of tenants.entries()) {
+    const share = Math.floor(count / tenants.length) + (index < count % tenants.length ? 1 : 0)
+    await sql`
+      insert into sms_messages (tenant_id, sender_id, recipient_type, recipient_count, title, content, message_type,
+        estimated_segments, unit_price, total_price, status, provider, next_attempt_at, dispatched_at, updated_at)
+      select ${tenant.tenantId}, ${tenant.ownerId}, 'CUSTOM', 1, 'Notice ' || g, 'Hello {name}', 'SMS', 1, 20, 20,
+        'DISPATCHED', 'extsms', now() + interval '365 days', now(), now()
+      from generate_series(1, ${share}) g`.execute(owner)
+  }
+  const ids = tenants.map((tenant) => tenant.tenantId)
   await sql`
     update sms_messages set status = 'SENT', success_count = 1, sent_at = now(), updated_at = now()
-    where tenant_id = ${tenant.tenantId} and status = 'DISPATCHED'`.execute(owner)
+    where tenant_id = any(${ids}::bigint[]) and status = 'DISPATCHED'`.execute(owner)
 }
 
-async function eventCounts(owner: Kysely<DB>, tenantId: number, after: number) {
+async function eventCounts(owner: Kysely<DB>, tenants: SeededTenant[], after: number) {
+  const tenantIds = tenants.map((tenant) => tenant.tenantId)
   const { rows } = await sql<{ started: number; undelivered: number; inFlight: number; delivered: number }>`
     select count(*) filter (where claim_token is not null or delivered_at is not null)::int as started,
            count(*) filter (where delivered_at is null)::int as undelivered,
            count(*) filter (where claim_token is not null)::int as "inFlight",
            count(*) filter (where delivered_at is not null)::int as delivered
-    from webhook_events where tenant_id = ${tenantId} and id > ${after}`.execute(owner)
+    from webhook_events where tenant_id = any(${tenantIds}::bigint[]) and id > ${after}`.execute(owner)
   return rows[0]!
 }
 
@@ -189,23 +234,23 @@ interface Throughput {
   database: BenchDatabase
   service: RunningProcess
   receiver: Receiver
-  tenant: SeededTenant
-  secret: string
+  endpoints: TenantWithEndpoint[]
 }
 
-/** `events` events written at once, timed from the first claim seen to the last recorded delivered. */
+/** `events` events of the endpoints' tenants written at once, timed from the first claim seen to the last recorded delivered. */
 async function deliverOnce(setup: Throughput, events: number): Promise<DeliveryRun> {
-  const { database, service, receiver, tenant } = setup
+  const { database, service, receiver } = setup
+  const tenants = setup.endpoints.map((endpoint) => endpoint.tenant)
   const after = await lastEventId(database.owner)
   const before = await receiver.stats()
   await quiet()
-  await completeMessages(database.owner, tenant, events)
+  await completeMessages(database.owner, tenants, events)
   const watch = { service: service.pid, receiver: receiver.child.pid! }
   const deadline = Date.now() + RUN_TIMEOUT_MS
   let startedAt: number | null = null
   let cpuFrom = null
   for (;;) {
-    const counts = await eventCounts(database.owner, tenant.tenantId, after)
+    const counts = await eventCounts(database.owner, tenants, after)
     const now = performance.now()
     if (startedAt === null && counts.started > 0) {
       startedAt = now
@@ -220,8 +265,16 @@ async function deliverOnce(setup: Throughput, events: number): Promise<DeliveryR
       if (counts.delivered !== events || received !== events || distinct !== events) {
         throw new Error(`expected ${events} events delivered, received and distinct; got ${counts.delivered}, ${received}, ${distinct}`)
       }
-      // Throws unless the receiver's copy carries a valid signature under the endpoint's secret.
-      new Webhook(setup.secret).verify(stats.sample!.body, stats.sample!.headers)
+      // Throws unless the receiver's copy carries a valid signature under its endpoint's secret (one of the tenants').
+      const verifies = (secret: string) => {
+        try {
+          new Webhook(secret).verify(stats.sample!.body, stats.sample!.headers)
+          return true
+        } catch {
+          return false
+        }
+      }
+      if (!setup.endpoints.some((endpoint) => verifies(endpoint.secret))) throw new Error('the sampled event carries no valid signature')
       return { eventsPerSecond: events / seconds, seconds, cpu: describeCpu(use), noise: noiseIn(use) }
     }
     if (Date.now() > deadline) throw new Error(`delivery did not finish within ${RUN_TIMEOUT_MS / 1000} s: ${JSON.stringify(counts)}`)
@@ -243,12 +296,19 @@ function noteProblems(ctx: BenchContext, label: string, service: RunningProcess)
   if (problems.length > 0) ctx.note(`${label}: ${service.name} logged ${summariseProblems(problems)}`)
 }
 
+/** Tenants enough to keep every worker busy, each with an endpoint at `receiver`. */
+async function endpointsFillingWorkers(service: RunningProcess, owner: Kysely<DB>, receiver: Receiver): Promise<TenantWithEndpoint[]> {
+  const endpoints: TenantWithEndpoint[] = []
+  for (let i = 0; i < TENANTS; i++) endpoints.push(await tenantWithEndpoint(service, owner, receiver))
+  return endpoints
+}
+
 async function throughput(ctx: BenchContext): Promise<void> {
   const database = await ctx.database()
   const receiver = await startReceiver(0)
   const service = await startService({ databaseUrl: database.url, jwtSecret: ctx.jwtSecret, name: 'service-webhooks', env: instanceEnv })
   try {
-    const setup = { database, service, receiver, ...(await tenantWithEndpoint(service, database.owner, receiver)) }
+    const setup = { database, service, receiver, endpoints: await endpointsFillingWorkers(service, database.owner, receiver) }
     const label = `webhooks, ${EVENTS.toLocaleString('en')} events`
     const warm = await deliverOnce(setup, EVENTS / 4)
     log(`  ${label}: warm-up ${warm.eventsPerSecond.toFixed(0)} events/s (${EVENTS / 4} in ${warm.seconds.toFixed(2)} s)`)
@@ -258,12 +318,22 @@ async function throughput(ctx: BenchContext): Promise<void> {
     const rate = median(runs.map((run) => run.eventsPerSecond))
     const middle = [...runs].sort((a, b) => a.eventsPerSecond - b.eventsPerSecond)[Math.floor((runs.length - 1) / 2)]!
     ctx.addRow({
-      scenario: `webhooks: ${EVENTS.toLocaleString('en')} completed messages delivered to a loopback receiver (1 instance)`,
+      scenario: `webhooks: ${EVENTS.toLocaleString('en')} completed messages of ${TENANTS} tenants delivered to a loopback receiver (1 instance)`,
       value: rate,
       unit: 'events/s',
       target: `>= ${TARGET_EVENTS_PER_SECOND} events/s`,
       met: rate >= TARGET_EVENTS_PER_SECOND,
-      notes: `${WORKERS} workers; each run ${EVENTS.toLocaleString('en')} requests with distinct webhook-ids, a verified signature; ${middle.cpu}`,
+      notes: `${WORKERS} workers, ${TENANT_LIMIT} per tenant at once; each run ${EVENTS.toLocaleString('en')} requests with distinct webhook-ids, a verified signature; ${middle.cpu}`,
+    })
+    const alone = await deliverOnce({ ...setup, endpoints: setup.endpoints.slice(0, 1) }, ONE_TENANT_EVENTS)
+    log(`  webhooks, one tenant alone: ${alone.eventsPerSecond.toFixed(0)} events/s (${ONE_TENANT_EVENTS} in ${alone.seconds.toFixed(2)} s)`)
+    ctx.addRow({
+      scenario: `webhooks: ${ONE_TENANT_EVENTS.toLocaleString('en')} completed messages of one tenant alone (its ${TENANT_LIMIT} deliveries at once)`,
+      value: alone.eventsPerSecond,
+      unit: 'events/s',
+      target: '(context)',
+      met: null,
+      notes: `one run; the price of SVC_WEBHOOK_TENANT_CONCURRENCY for a tenant with the workers to itself; ${alone.cpu}`,
     })
   } finally {
     await service.stop()
@@ -286,23 +356,25 @@ interface SlowDeliveries {
  */
 async function dispatchDuringDeliveries(
   database: BenchDatabase,
-  tenant: SeededTenant,
+  tenants: SeededTenant[],
   run: () => Promise<DispatchRun>,
   seen: SlowDeliveries,
 ): Promise<DispatchRun> {
   const after = await lastEventId(database.owner)
-  await completeMessages(database.owner, tenant, BACKLOG)
+  await completeMessages(database.owner, tenants, BACKLOG)
   // The next scheduler tick claims them (every 5 s).
-  await until(`${WORKERS} webhook deliveries in flight`, async () => (await eventCounts(database.owner, tenant.tenantId, after)).inFlight >= WORKERS, 30_000)
+  await until(`${WORKERS} webhook deliveries in flight`, async () => (await eventCounts(database.owner, tenants, after)).inFlight >= WORKERS, 30_000)
   const started = performance.now()
   const result = await run()
-  const counts = await eventCounts(database.owner, tenant.tenantId, after)
+  const counts = await eventCounts(database.owner, tenants, after)
   seen.delivered += counts.delivered
   seen.seconds += (performance.now() - started) / 1000
   seen.inFlightAtEnd.push(counts.inFlight)
+  const tenantIds = tenants.map((tenant) => tenant.tenantId)
   await sql`
-    delete from webhook_events where tenant_id = ${tenant.tenantId} and delivered_at is null and claim_token is null`.execute(database.owner)
-  await until('the deliveries in flight to end', async () => (await eventCounts(database.owner, tenant.tenantId, after)).inFlight === 0, 30_000)
+    delete from webhook_events
+    where tenant_id = any(${tenantIds}::bigint[]) and delivered_at is null and claim_token is null`.execute(database.owner)
+  await until('the deliveries in flight to end', async () => (await eventCounts(database.owner, tenants, after)).inFlight === 0, 30_000)
   return result
 }
 
@@ -317,7 +389,7 @@ async function dispatchWithSlowReceiver(ctx: BenchContext): Promise<void> {
     env: { ...dispatcherEnv(fake.url), ...instanceEnv },
   })
   try {
-    const { tenant } = await tenantWithEndpoint(service, database.owner, receiver)
+    const tenants = (await endpointsFillingWorkers(service, database.owner, receiver)).map((endpoint) => endpoint.tenant)
     const messages = benchConfig.dispatchMessages
     const once = (count: number) => () => dispatchOnce(database, [service], fake.child, count)
     const seen: SlowDeliveries = { delivered: 0, seconds: 0, inFlightAtEnd: [] }
@@ -325,7 +397,7 @@ async function dispatchWithSlowReceiver(ctx: BenchContext): Promise<void> {
     const warmCount = Math.max(10, Math.round(messages / 4))
     const label = 'dispatch, 1 instance'
     const warmWithout = await once(warmCount)()
-    const warmWith = await dispatchDuringDeliveries(database, tenant, once(warmCount), warmSeen)
+    const warmWith = await dispatchDuringDeliveries(database, tenants, once(warmCount), warmSeen)
     log(`  ${label}: warm-up without ${warmWithout.recipientsPerSecond.toFixed(0)}, with ${warmWith.recipientsPerSecond.toFixed(0)} recipients/s`)
     const without: DispatchRun[] = []
     const withSlow: DispatchRun[] = []
@@ -334,7 +406,7 @@ async function dispatchWithSlowReceiver(ctx: BenchContext): Promise<void> {
       without.push(await measuredDispatchRun(`${label}, no webhook deliveries: ${name}`, once(messages)))
       withSlow.push(
         await measuredDispatchRun(`${label}, deliveries to a ${SLOW_RECEIVER_MS} ms receiver: ${name}`, () =>
-          dispatchDuringDeliveries(database, tenant, once(messages), seen),
+          dispatchDuringDeliveries(database, tenants, once(messages), seen),
         ),
       )
     }
@@ -376,11 +448,91 @@ async function dispatchWithSlowReceiver(ctx: BenchContext): Promise<void> {
   }
 }
 
+/** A staff message of the tenant scheduled a day ahead, which its owner may cancel; inserted as the owner. */
+async function scheduledMessage(owner: Kysely<DB>, tenant: SeededTenant): Promise<number> {
+  const { rows } = await sql<{ id: string }>`
+    insert into sms_messages (tenant_id, sender_id, recipient_type, recipient_count, title, content, message_type,
+      estimated_segments, unit_price, total_price, status, provider, scheduled_at, next_attempt_at, updated_at)
+    values (${tenant.tenantId}, ${tenant.ownerId}, 'CUSTOM', 1, 'Later', 'Hello {name}', 'SMS', 1, 20, 20,
+      'PENDING', 'extsms', now() + interval '1 day', now() + interval '1 day', now())
+    returning id`.execute(owner)
+  // Message ids run to 16 digits (a month's range starts at yyyymm x 10^10): a bigint, within a double's exact range.
+  return Number(rows[0]!.id)
+}
+
+/** One fairness run: the other tenant's cancel through the API, then ms from its event written to recorded delivered. */
+async function otherTenantsEvent(service: RunningProcess, owner: Kysely<DB>, other: TenantWithEndpoint): Promise<number> {
+  const after = await lastEventId(owner)
+  const smsId = await scheduledMessage(owner, other.tenant)
+  const response = await fetch(`${service.url}/v1/sms/history/${smsId}/cancel`, { method: 'POST', headers: bearer(other.access) })
+  if (response.status !== 200) throw new Error(`POST /v1/sms/history/${smsId}/cancel: ${response.status} ${await response.text()}`)
+  let latency: number | null = null
+  await until(
+    `the other tenant's event for message ${smsId} delivered`,
+    async () => {
+      const { rows } = await sql<{ ms: number | null }>`
+        select (extract(epoch from delivered_at - created_at) * 1000)::float8 as ms
+        from webhook_events where tenant_id = ${other.tenant.tenantId} and id > ${after}`.execute(owner)
+      latency = rows[0]?.ms ?? null
+      return latency !== null
+    },
+    30_000,
+  )
+  return latency!
+}
+
+async function fairness(ctx: BenchContext): Promise<void> {
+  const database = await ctx.database()
+  const hanging = await startReceiver(HANG)
+  const prompt = await startReceiver(0)
+  const service = await startService({ databaseUrl: database.url, jwtSecret: ctx.jwtSecret, name: 'service-webhook-fairness', env: instanceEnv })
+  try {
+    const busy = await tenantWithEndpoint(service, database.owner, hanging)
+    const other = await tenantWithEndpoint(service, database.owner, prompt, ['sms.message.cancelled'])
+    const after = await lastEventId(database.owner)
+    await completeMessages(database.owner, [busy.tenant], FAIRNESS_BACKLOG)
+    // The next scheduler tick claims the backlog's first (every 5 s); from then on its hung attempts end every 5 s.
+    await until('the backlog in flight', async () => (await eventCounts(database.owner, [busy.tenant], after)).inFlight >= TENANT_LIMIT, 30_000)
+    const latencies: number[] = []
+    const busyInFlight: number[] = []
+    let busyUndelivered = FAIRNESS_BACKLOG
+    for (let run = 0; run <= FAIRNESS_RUNS; run++) {
+      await new Promise((resolve) => setTimeout(resolve, FAIRNESS_SPACING_MS))
+      const ms = await otherTenantsEvent(service, database.owner, other)
+      const counts = await eventCounts(database.owner, [busy.tenant], after)
+      log(`  fairness ${run === 0 ? 'warm-up' : `run ${run}/${FAIRNESS_RUNS}`}: delivered in ${ms.toFixed(1)} ms; the backlog ${counts.undelivered} undelivered, ${counts.inFlight} claimed`)
+      if (run === 0) continue
+      latencies.push(ms)
+      busyInFlight.push(counts.inFlight)
+      busyUndelivered = Math.min(busyUndelivered, counts.undelivered)
+    }
+    noteProblems(ctx, 'webhook fairness', service)
+    const slowest = Math.max(...latencies)
+    ctx.addRow({
+      scenario: `webhooks: another tenant's first event delivered while one tenant has ${FAIRNESS_BACKLOG.toLocaleString('en')} events queued for a hanging receiver (1 instance)`,
+      value: median(latencies),
+      unit: 'ms',
+      target: `every run <= ${TARGET_FAIRNESS_MS.toLocaleString('en')} ms`,
+      met: slowest <= TARGET_FAIRNESS_MS,
+      notes:
+        `from the event written (the cancel's commit) to recorded delivered, database clock; runs ${latencies.map((ms) => ms.toFixed(0)).join(', ')} ms, ` +
+        `slowest ${slowest.toFixed(0)} ms; the hanging tenant's claims at each run ${busyInFlight.join(', ')} (limit ${TENANT_LIMIT}), ` +
+        `at least ${busyUndelivered} of its events still queued; ${WORKERS} workers, time limit ${defaults.SVC_WEBHOOK_TIMEOUT_MS} ms`,
+    })
+  } finally {
+    await service.stop()
+    await stopChild(hanging.child)
+    await stopChild(prompt.child)
+  }
+}
+
 export async function webhooks(ctx: BenchContext): Promise<void> {
   heading('webhooks: delivery events to a loopback receiver')
   await throughput(ctx)
   heading('webhooks: SMS dispatch while a receiver answers in 2 s')
   await dispatchWithSlowReceiver(ctx)
+  heading("webhooks: another tenant's event while one tenant's receiver hangs")
+  await fairness(ctx)
 }
 
 if (isMain(import.meta.url)) {

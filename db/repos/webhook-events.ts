@@ -9,12 +9,13 @@ export interface EventClaim {
 }
 
 /**
- * Claims up to `batchSize` due events across tenants for `leaseSeconds` through svc_claim_due_webhook_events (SKIP
- * LOCKED: instances never claim the same event at once); ids and tokens only.
+ * Claims up to `batchSize` due events across tenants for `leaseSeconds` through svc_claim_due_webhook_events: every
+ * tenant's oldest before any tenant's next, and no tenant past `tenantLimit` live claims counting every instance's
+ * (SKIP LOCKED too: instances never claim the same event at once); ids and tokens only.
  */
-export async function claimDueEvents(db: Kysely<DB>, batchSize: number, leaseSeconds: number): Promise<EventClaim[]> {
+export async function claimDueEvents(db: Kysely<DB>, batchSize: number, leaseSeconds: number, tenantLimit: number): Promise<EventClaim[]> {
   const { rows } = await sql<EventClaim>`
-    select tenant_id, event_id, claim_token from svc_claim_due_webhook_events(${batchSize}, ${leaseSeconds})`.execute(db)
+    select tenant_id, event_id, claim_token from svc_claim_due_webhook_events(${batchSize}, ${leaseSeconds}, ${tenantLimit})`.execute(db)
   return rows
 }
 

@@ -24,21 +24,49 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
+  ['64:ff9b:1::', 48], // NAT64 for local use: a translator of the operator's own network, wherever it maps to
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local: deprecated, still routed inside some networks
   ['ff00::', 8], // multicast
 ] as const) {
   refused.addSubnet(network, prefix, 'ipv6')
 }
 
-/** An IPv4 address carried inside an IPv6 one (IPv4-mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::`), else null. */
-function embeddedIpv4(address: string): string | null {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address) ?? /^64:ff9b::(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped) return mapped[1]!
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
-  if (!hex) return null
-  const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)]
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`
+/** The eight 16-bit groups of an address `isIP` called IPv6 (a trailing dotted quad and a zone allowed). */
+function groupsOf(address: string): number[] {
+  let text = address.replace(/%.*$/, '')
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)))
+  const [head, tail] = text.split('::') as [string, string | undefined]
+  if (tail === undefined) return parse(head)
+  const [left, right] = [parse(head), parse(tail)]
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right]
+}
+
+const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`
+
+/**
+ * The IPv4 addresses an IPv6 address of a transition form carries, each of which the IPv4 rules must pass: the
+ * packets end up at that IPv4 host (a translator or relay on the way unwraps them), so `::ffff:127.0.0.1` is loopback
+ * and `2002:a00:1::` a private network.
+ */
+function embeddedIpv4(address: string): string[] {
+  const g = groupsOf(address)
+  const zero = (from: number, to: number) => g.slice(from, to).every((group) => group === 0)
+  // IPv4-compatible ::a.b.c.d, IPv4-mapped ::ffff:a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d
+  if (zero(0, 4) && ((g[4] === 0 && (g[5] === 0 || g[5] === 0xffff)) || (g[4] === 0xffff && g[5] === 0))) return [ipv4Of(g[6]!, g[7]!)]
+  // NAT64, well-known prefix 64:ff9b::/96
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return [ipv4Of(g[6]!, g[7]!)]
+  // 6to4 2002::/16: the IPv4 address follows the prefix
+  if (g[0] === 0x2002) return [ipv4Of(g[1]!, g[2]!)]
+  // Teredo 2001::/32: the server's address, and the client's (the last 32 bits, inverted)
+  if (g[0] === 0x2001 && g[1] === 0) return [ipv4Of(g[2]!, g[3]!), ipv4Of(g[6]! ^ 0xffff, g[7]! ^ 0xffff)]
+  return []
 }
 
 /** Whether a webhook may be sent to this literal address. */
@@ -46,7 +74,5 @@ export function isPublicAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 4) return !refused.check(address, 'ipv4')
   if (family !== 6) return false
-  const inner = embeddedIpv4(address)
-  if (inner !== null) return isPublicAddress(inner)
-  return !refused.check(address, 'ipv6')
+  return !refused.check(address.replace(/%.*$/, ''), 'ipv6') && embeddedIpv4(address).every(isPublicAddress)
 }

@@ -1,8 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { KeyObject } from 'node:crypto'
+import { setMaxListeners } from 'node:events'
 import { isIP } from 'node:net'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/schema.js'
+import type { KeyRing } from '../crypto/key-ring.js'
 import { withTenant } from '../../db/tenant-transaction.js'
 import {
   claimDueEvents,
@@ -26,14 +27,16 @@ import { unsealSigningSecret } from './signing-secret.js'
 export interface DelivererOptions {
   db: Kysely<DB>
   log: FastifyBaseLogger
-  /** Opens the tenants' signing secrets (lib/webhooks/signing-secret.ts). */
-  sealingKey: KeyObject
+  /** Open the tenants' signing secrets (lib/webhooks/signing-secret.ts). */
+  sealingKey: KeyRing
   /** SVC_WEBHOOK_TIMEOUT_MS: a delivery without a 2xx within this is a failed attempt. */
   timeoutMs: number
   /** SVC_WEBHOOK_ALLOW_PRIVATE: plain http and private addresses allowed (tests, private networks). */
   allowPrivate: boolean
   /** Deliveries in flight at once (SVC_WEBHOOK_CONCURRENCY). */
   concurrency: number
+  /** Deliveries of one tenant in flight at once, across every instance (SVC_WEBHOOK_TENANT_CONCURRENCY). */
+  tenantConcurrency: number
   /** Resolves the endpoint's host at each delivery; tests give a name that changes its answer. */
   resolve?: ResolveHost
   metrics?: MetricsRecorder
@@ -71,8 +74,10 @@ const describe = (outcome: { status: number } | { error: string }) => ('status' 
  * Delivers the outbox (webhook_events) with leases like dispatch: due events are claimed in batches (SKIP LOCKED),
  * and each free worker takes the next claim, signs it (Standard Webhooks 1.0), POSTs it and records the answer under
  * its claim. A worker that finishes takes the next at once, so one receiver that hangs holds one worker for at most
- * the time limit while the others go on. The lease outlasts the time limit: the claims of a dead instance lapse and another delivers them,
- * so an event arrives at least once (receivers drop repeats by `webhook-id`).
+ * the time limit while the others go on. The claim is fair across tenants and holds each to `tenantConcurrency`
+ * claims at once, so a tenant whose receiver hangs holds that many workers at most, and another tenant's event waits
+ * one round of the workers at most. The lease outlasts the time limit: the claims of a dead instance lapse and another
+ * delivers them, so an event arrives at least once (receivers drop repeats by `webhook-id`).
  */
 export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
   const { db, log } = options
@@ -86,6 +91,8 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
   const waiting: EventClaim[] = []
   let stopping = false
   const abandon = new AbortController()
+  // Each delivery in flight listens for it (lib/webhooks/post-event.ts): up to the workers of the loop and a runOnce.
+  setMaxListeners(2 * options.concurrency, abandon.signal)
   let claiming: Promise<void> | null = null
   let again = false
 
@@ -165,7 +172,7 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
   async function claimForFreeWorkers(): Promise<void> {
     startWaiting()
     while (!stopping && inFlight.size + waiting.length <= options.concurrency) {
-      const claims = await claimDueEvents(db, 2 * options.concurrency - inFlight.size - waiting.length, leaseSeconds)
+      const claims = await claimDueEvents(db, 2 * options.concurrency - inFlight.size - waiting.length, leaseSeconds, options.tenantConcurrency)
       outage?.reachable()
       waiting.push(...claims)
       startWaiting()
@@ -180,21 +187,24 @@ export function createWebhookDeliverer(options: DelivererOptions): Deliverer {
       return
     }
     claiming = (async () => {
-      do {
-        again = false
-        await claimForFreeWorkers().catch((error: unknown) => {
-          if (!outage?.absorbs('webhooks', error)) log.warn({ err: error }, 'could not claim webhook events')
-        })
-      } while (again && !stopping)
-    })().finally(() => {
-      claiming = null
-    })
+      try {
+        do {
+          again = false
+          await claimForFreeWorkers().catch((error: unknown) => {
+            if (!outage?.absorbs('webhooks', error)) log.warn({ err: error }, 'could not claim webhook events')
+          })
+        } while (again && !stopping)
+      } finally {
+        // In the same step as the last look at `again`: a kick a moment later starts a round of its own, never lost.
+        claiming = null
+      }
+    })()
   }
 
   return {
     kick,
     async runOnce() {
-      const claims = await claimDueEvents(db, options.concurrency, leaseSeconds)
+      const claims = await claimDueEvents(db, options.concurrency, leaseSeconds, options.tenantConcurrency)
       await Promise.all(claims.map((claim) => start(claim, false)))
       return claims.length
     },

@@ -39,12 +39,16 @@ function pinnedLookup(address: string): LookupFunction {
   }
 }
 
+/** What is read of an answer's body (to reuse the connection) before the connection is closed instead. */
+const MAX_ANSWER_BODY_BYTES = 64 * 1024
+
 /**
- * POSTs `body` and answers the status as soon as the response's head arrives (its body is never read), or the error.
- * Redirects are not followed: a 3xx is an answer like any other non-2xx, so a receiver cannot send the service on to
- * another address. `timeoutMs` bounds the whole exchange, connecting included: a receiver that hangs costs one
- * worker that long and no more; `abandon` ends it sooner (shutdown). TLS verifies the certificate against the URL's
- * host name.
+ * POSTs `body` and answers the status of the response's head (its body is read and dropped), or the error. Redirects
+ * are not followed: a 3xx is an answer like any other non-2xx, so a receiver cannot send the service on to another
+ * address. `timeoutMs` bounds the whole exchange, connecting and the answer's body included: whatever the receiver
+ * does (no answer, a head then a stalled body, a trickle), the connection is closed then and the promise settles, so
+ * a receiver costs one worker that long and no more; `abandon` ends it sooner (shutdown). TLS verifies the
+ * certificate against the URL's host name.
  */
 export function postEvent(
   target: PinnedTarget,
@@ -57,28 +61,39 @@ export function postEvent(
   const secure = target.url.protocol === 'https:'
   const send = secure ? https.request : http.request
   return new Promise((resolve) => {
-    const request = send(
-      target.url,
-      {
-        method: 'POST',
-        agent: secure ? agents.https : agents.http,
-        lookup: pinnedLookup(target.address),
-        signal: abandon ? AbortSignal.any([AbortSignal.timeout(timeoutMs), abandon]) : AbortSignal.timeout(timeoutMs),
-        headers: {
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-          'user-agent': 'svc-webhooks/1',
-          ...headers,
-        },
+    let outcome: PostOutcome | null = null
+    const request = send(target.url, {
+      method: 'POST',
+      agent: secure ? agents.https : agents.http,
+      lookup: pinnedLookup(target.address),
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'svc-webhooks/1',
+        ...headers,
       },
-      (response) => {
-        resolve({ status: response.statusCode ?? 0 })
-        response.resume()
-      },
-    )
-    request.on('error', (error: Error) =>
-      resolve({ error: error.name === 'AbortError' || error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : error.message }),
-    )
+    })
+    // A timer of the exchange's own, not AbortSignal.timeout: on Node 20 the garbage collector may take a timeout
+    // signal combined by AbortSignal.any before it fires, and the request then waits for ever (a worker lost).
+    const limit = setTimeout(() => request.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
+    const onAbandon = () => request.destroy(new Error('abandoned: the service is stopping'))
+    if (abandon?.aborted) onAbandon()
+    else abandon?.addEventListener('abort', onAbandon, { once: true })
+    request.on('response', (response) => {
+      outcome = { status: response.statusCode ?? 0 }
+      let read = 0
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length
+        if (read > MAX_ANSWER_BODY_BYTES) request.destroy()
+      })
+    })
+    request.on('error', (error: Error) => (outcome ??= { error: error.message }))
+    // Emitted once the answer was read to its end or the connection closed, whichever way the exchange ended.
+    request.on('close', () => {
+      clearTimeout(limit)
+      abandon?.removeEventListener('abort', onAbandon)
+      resolve(outcome ?? { error: 'the connection closed without an answer' })
+    })
     request.end(body)
   })
 }

@@ -76,6 +76,7 @@ describePostgres('log lines of a database outage', () => {
         timeoutMs: 1000,
         allowPrivate: true,
         concurrency: 1,
+        tenantConcurrency: 1,
         databaseOutage: app.databaseOutage,
       })
       deliverer.kick()

@@ -63,8 +63,11 @@ export interface ReceivedRequest {
   closedAt: number | null
 }
 
-/** What a receiver does with a request: answer a status (with headers, once `after` settles), or never answer ('hang'). */
-export type Answer = number | { status: number; headers?: Record<string, string>; after?: Promise<unknown> } | 'hang'
+/**
+ * What a receiver does with a request: answer a status (with headers, once `after` settles and `delayMs` more have
+ * passed), or never answer ('hang').
+ */
+export type Answer = number | { status: number; headers?: Record<string, string>; after?: Promise<unknown>; delayMs?: number } | 'hang'
 
 export interface Receiver {
   url: string
@@ -72,13 +75,16 @@ export interface Receiver {
   requests: ReceivedRequest[]
   /** The answer to each next request, in turn; the last one repeats. */
   answers: Answer[]
+  /** Requests that have arrived and are not answered or closed yet, now and at the most so far. */
+  open: number
+  mostOpen: number
   close(): Promise<void>
 }
 
 /** A node:http receiver on 127.0.0.1 recording every request; answers 204 unless told otherwise. */
 export async function startReceiver(answers: Answer[] = [204], path = '/hooks/sms'): Promise<Receiver> {
   const requests: ReceivedRequest[] = []
-  const receiver = { requests, answers } as Receiver
+  const receiver = { requests, answers, open: 0, mostOpen: 0 } as Receiver
   let served = 0
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = []
@@ -94,14 +100,20 @@ export async function startReceiver(answers: Answer[] = [204], path = '/hooks/sm
         closedAt: null,
       }
       requests.push(record)
-      response.on('close', () => (record.closedAt = Date.now()))
+      receiver.mostOpen = Math.max(receiver.mostOpen, ++receiver.open)
+      response.on('close', () => {
+        record.closedAt = Date.now()
+        receiver.open--
+      })
       const list = receiver.answers
       const answer = list[Math.min(served++, list.length - 1)] ?? 204
       if (answer === 'hang') return
-      const { status, headers: extra, after } = typeof answer === 'number' ? { status: answer, headers: {}, after: undefined } : answer
-      void Promise.resolve(after).then(() => {
-        if (!response.destroyed) response.writeHead(status, extra).end()
-      })
+      const { status, headers: extra, after, delayMs } = typeof answer === 'number' ? { status: answer, headers: {}, after: undefined, delayMs: 0 } : answer
+      void Promise.resolve(after)
+        .then(() => new Promise((resolve) => setTimeout(resolve, delayMs ?? 0)))
+        .then(() => {
+          if (!response.destroyed) response.writeHead(status, extra).end()
+        })
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createWebhookDeliverer } from '../../lib/webhooks/deliverer.js'
 import { until } from '../auth-fixtures.js'
+import { collectingGarbage } from './garbage-collection.js'
 import {
   completedMessage,
   eventRows,
@@ -12,6 +13,11 @@ import {
 } from './delivery-bed.js'
 
 const TIMEOUT_MS = 300
+/**
+ * The time limit while collections are forced: collections every 50 ms slow everything down, and the healthy
+ * receiver's answer must still come within it.
+ */
+const COLLECTING_TIMEOUT_MS = 2000
 
 // A receiver that never answers holds one worker for SVC_WEBHOOK_TIMEOUT_MS and no longer: the other workers deliver
 // other tenants' events meanwhile, and the hung attempt ends as a failed one. The loop here is a deliverer of the
@@ -26,15 +32,19 @@ describe('webhook delivery with a receiver that hangs', () => {
     return { academy, receiver, secret }
   }
 
-  it('delivers other events while one hangs, ends the hung attempt at the time limit, and frees its worker', async () => {
-    const deliverer = createWebhookDeliverer({
+  const ownDeliverer = (timeoutMs = bed.app.env.SVC_WEBHOOK_TIMEOUT_MS) =>
+    createWebhookDeliverer({
       db: bed.app.db,
       log: bed.app.log,
       sealingKey: bed.app.webhooks.sealingKey,
-      timeoutMs: bed.app.env.SVC_WEBHOOK_TIMEOUT_MS,
+      timeoutMs,
       allowPrivate: bed.app.env.SVC_WEBHOOK_ALLOW_PRIVATE,
       concurrency: bed.app.env.SVC_WEBHOOK_CONCURRENCY,
+      tenantConcurrency: bed.app.env.SVC_WEBHOOK_TENANT_CONCURRENCY,
     })
+
+  it('delivers other events while one hangs, ends the hung attempt at the time limit, and frees its worker', async () => {
+    const deliverer = ownDeliverer()
     try {
       const hung = await subscribedTo(['hang'])
       const healthy = await subscribedTo([204])
@@ -75,6 +85,35 @@ describe('webhook delivery with a receiver that hangs', () => {
         expect((await eventRows(bed.iso.owner, academy.tenantId))[0]).toMatchObject({ attempts: 1, lastError: null })
       }
     } finally {
+      await deliverer.stop()
+    }
+  })
+
+  // Real timers and real collections, as in a service that runs for days: on Node 20 a time limit made of
+  // AbortSignal.any and AbortSignal.timeout was collected before it fired, and one tenant's hung receiver then held
+  // every worker until a restart.
+  it("ends hung attempts at the time limit while garbage is collected, and their workers deliver another tenant's event", async () => {
+    const stopCollecting = collectingGarbage()
+    const deliverer = ownDeliverer(COLLECTING_TIMEOUT_MS)
+    try {
+      const hung = await subscribedTo(['hang'])
+      const healthy = await subscribedTo([204])
+      // Two workers, both held by the hung receiver's two events.
+      await completedMessage(bed.app, bed.iso.owner, hung.academy)
+      await completedMessage(bed.app, bed.iso.owner, hung.academy)
+      deliverer.kick()
+      await until(() => hung.receiver.requests.length === 2)
+      await completedMessage(bed.app, bed.iso.owner, healthy.academy)
+      deliverer.kick()
+
+      await until(async () => (await eventRows(bed.iso.owner, healthy.academy.tenantId))[0]?.deliveredAt != null, 15_000)
+      await until(async () => (await eventRows(bed.iso.owner, hung.academy.tenantId)).every((row) => row.attempts === 1))
+      for (const row of await eventRows(bed.iso.owner, hung.academy.tenantId)) {
+        expect(row).toMatchObject({ deliveredAt: null, lastError: `no answer within ${COLLECTING_TIMEOUT_MS} ms` })
+      }
+      expect(hung.receiver.requests.every((request) => request.closedAt !== null)).toBe(true)
+    } finally {
+      stopCollecting()
       await deliverer.stop()
     }
   })

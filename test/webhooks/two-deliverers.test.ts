@@ -24,10 +24,11 @@ describe('webhook delivery by two instances at once', () => {
         timeoutMs: 5000,
         allowPrivate: true,
         concurrency: 4,
+        tenantConcurrency: 4,
       })
     const [first, second] = [deliverer(), deliverer()]
     try {
-      // Both claim at once: each takes a batch of up to 8 of the 60 due events, then more as its workers free up.
+      // Both claim at once: between them they hold at most the tenant's 4 claims, and claim again as workers free up.
       first.kick()
       second.kick()
       await until(async () => (await eventRows(bed.iso.owner, academy.tenantId)).every((row) => row.deliveredAt !== null), 20_000)
