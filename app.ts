@@ -14,6 +14,8 @@ export interface AppOptions {
   clock?: Clock
   /** The system's DNS unless a test makes a name answer what it needs (plugins/webhooks.ts). */
   resolveHost?: ResolveHost
+  /** Built only to read its routes (the OpenAPI document): nothing at start may query the database (plugins/data-keys.ts). */
+  withoutDatabase?: true
 }
 
 const here = dirname(fileURLToPath(import.meta.url))

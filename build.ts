@@ -9,13 +9,14 @@ import { serverOptions } from './lib/http/server-options.js'
 /**
  * Builds the ready service on an open database; server.ts listens on it, tests inject into it. `before` sees the
  * bare instance first (tests add hooks there that must see every route and request); `seams` are what tests fix: the
- * time of day (the advertising quiet hours) and what a host name resolves to (webhook endpoints).
+ * time of day (the advertising quiet hours) and what a host name resolves to (webhook endpoints); `withoutDatabase`
+ * builds it only to read its routes.
  */
 export async function buildService(
   env: Env,
   database: Database,
   before?: (fastify: FastifyInstance) => void,
-  seams: Pick<AppOptions, 'clock' | 'resolveHost'> = {},
+  seams: Pick<AppOptions, 'clock' | 'resolveHost' | 'withoutDatabase'> = {},
 ): Promise<FastifyInstance> {
   const fastify = Fastify(serverOptions(env)).withTypeProvider<TypeBoxTypeProvider>()
   before?.(fastify)

@@ -5,7 +5,7 @@ import { mfaSettings, type MfaSettings } from '../lib/mfa/settings.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The second factor's key and token lifetime (lib/mfa). */
+    /** The second factor's keys and token lifetime (lib/mfa). */
     mfa: MfaSettings
     /** What a password reset asks of a user with a second factor (lib/auth/second-factor.ts). */
     secondFactors: SecondFactorCheck
@@ -14,13 +14,13 @@ declare module 'fastify' {
   }
 }
 
-/** Its key is derived from the code key (lib/mfa/settings.ts), built once at start like it. */
+/** Its keys are derived from the data keys (lib/mfa/settings.ts), built once at start like them. */
 export default fp(
   async (app) => {
-    const settings = mfaSettings(app.env, app.oneTimeCodes.codes.key)
+    const settings = mfaSettings(app.env, app.dataKeys)
     app.decorate('mfa', settings)
     app.decorate('secondFactors', secondFactorCheck(settings))
     app.decorate('secondStepDeps', { ...app.authDeps, mfa: settings, issuing: app.oneTimeCodes })
   },
-  { name: 'second-factor', dependencies: ['env', 'auth', 'one-time-codes'] },
+  { name: 'second-factor', dependencies: ['env', 'auth', 'data-keys', 'one-time-codes'] },
 )

@@ -16,14 +16,14 @@
  */
 import bcrypt from 'bcrypt'
 import { sql } from 'kysely'
-import type { KeyObject } from 'node:crypto'
 import { Agent, request } from 'node:http'
 import { ACCESS_COOKIE } from '../../lib/auth/cookies.js'
+import { dataKeyRingFromEnv } from '../../lib/data-keys/ring-from-env.js'
+import type { KeyRing } from '../../lib/crypto/key-ring.js'
 import { MFA_COOKIE, mfaTokenHash, newMfaToken } from '../../lib/mfa/mfa-token.js'
 import { sealSecret } from '../../lib/mfa/sealed-secret.js'
 import { mfaSettings } from '../../lib/mfa/settings.js'
 import { newTotpSecret, totpCode } from '../../lib/mfa/totp.js'
-import { codeKeyFromEnv } from '../../lib/otp/code-key.js'
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import { cpuSnapshot, cpuUse, describeCpu, type CpuUse } from '../lib/cpu.js'
@@ -63,7 +63,7 @@ class FactorUsers {
   constructor(
     private readonly database: BenchDatabase,
     private readonly tenantId: number,
-    private readonly key: KeyObject,
+    private readonly key: KeyRing,
   ) {}
 
   /** Users with a factor in the database so far. */
@@ -279,10 +279,10 @@ function medianRun(runs: StepRun[]): StepRun {
 export async function mfa(ctx: BenchContext): Promise<void> {
   heading('second factor: POST /v1/login without a factor, POST /v1/login/mfa (TOTP)')
   const database = await ctx.database()
-  // The instance derives its second factor's key from these (SVC_OTP_SECRET unset: from SVC_JWT_SECRET); the setup
-  // seals the secrets under the same key.
+  // The instance derives its second factor's keys from these (SVC_OTP_SECRET unset: from SVC_JWT_SECRET); the setup
+  // seals the secrets under the same keys.
   const env = productionEnv(database.url, ctx.jwtSecret)
-  const key = mfaSettings({ SVC_MFA_TOKEN_TTL_SECONDS: 300 }, codeKeyFromEnv({ NODE_ENV: 'production', SVC_OTP_SECRET: env.SVC_OTP_SECRET, SVC_JWT_SECRET: env.SVC_JWT_SECRET }).key).key
+  const key = mfaSettings({ SVC_MFA_TOKEN_TTL_SECONDS: 300 }, dataKeyRingFromEnv({ ...env, NODE_ENV: 'production' }).ring).keys
   const cost = Number(env.SVC_BCRYPT_COST)
   const steps = benchConfig.mfaSteps
   const connections = benchConfig.connections

@@ -9,10 +9,10 @@ export interface FactorOwner {
 
 export type SecondFactorsRow = Pick<
   Selectable<UserSecondFactorsTable>,
-  'totpSecret' | 'totpEnabledAt' | 'totpLastStep' | 'totpPendingSecret' | 'smsEnabledAt'
+  'totpSecret' | 'totpEnabledAt' | 'totpLastStep' | 'totpPendingSecret' | 'smsEnabledAt' | 'recoveryKeySealed'
 >
 
-const COLUMNS = ['totpSecret', 'totpEnabledAt', 'totpLastStep', 'totpPendingSecret', 'smsEnabledAt'] as const
+const COLUMNS = ['totpSecret', 'totpEnabledAt', 'totpLastStep', 'totpPendingSecret', 'smsEnabledAt', 'recoveryKeySealed'] as const
 
 /** The user's factors, locked until the transaction ends when `lock` (every change and every TOTP check locks). */
 export function findSecondFactors(trx: TenantTx, owner: FactorOwner, lock = false): Promise<SecondFactorsRow | undefined> {
@@ -28,7 +28,7 @@ export function findSecondFactors(trx: TenantTx, owner: FactorOwner, lock = fals
 export async function upsertSecondFactors(
   trx: TenantTx,
   owner: FactorOwner,
-  values: Partial<Pick<SecondFactorsRow, 'totpSecret' | 'totpLastStep' | 'totpPendingSecret'>> & {
+  values: Partial<Pick<SecondFactorsRow, 'totpSecret' | 'totpLastStep' | 'totpPendingSecret' | 'recoveryKeySealed'>> & {
     totpPendingAttempts?: number
     totpEnabledAt?: Date | null
     smsEnabledAt?: Date | null

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, createSecretKey, type KeyObject } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { collectKeys, readJsonSetting } from '../json-setting.js'
 
 /** The algorithms a key of SVC_JWT_KEYS may name (docs/security.md#signing-keys). */
 export const SIGNING_ALGORITHMS = ['EdDSA', 'ES256', 'RS256', 'HS256'] as const
@@ -44,34 +44,14 @@ const PUBLIC_MEMBERS: Record<string, readonly string[]> = { OKP: ['crv', 'x'], E
  * its material.
  */
 export function readSigningKeys(setting: string): SigningKeysResult {
-  let text = setting
-  if (setting.startsWith('file:')) {
-    const path = setting.slice('file:'.length)
-    try {
-      text = readFileSync(path, 'utf8')
-    } catch (error) {
-      return { problem: `SVC_JWT_KEYS: cannot read ${JSON.stringify(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'})` }
-    }
-  }
-  let set: unknown
-  try {
-    set = JSON.parse(text)
-  } catch {
-    return { problem: 'SVC_JWT_KEYS: not JSON (a JWK Set {"keys": [...]}, or file: and a path to one)' }
-  }
+  const read = readJsonSetting('SVC_JWT_KEYS', setting, 'a JWK Set {"keys": [...]}')
+  if ('problem' in read) return read
+  const set = read.value
   const members = (set as { keys?: unknown } | null)?.keys
   if (typeof set !== 'object' || set === null || !Array.isArray(members) || members.length === 0) {
     return { problem: 'SVC_JWT_KEYS: a JWK Set needs a non-empty "keys" array' }
   }
-  const keys: SigningKey[] = []
-  for (const [index, jwk] of members.entries()) {
-    const key = signingKeyOf(jwk)
-    const kid = typeof (jwk as { kid?: unknown } | null)?.kid === 'string' ? ` (kid ${JSON.stringify((jwk as { kid: string }).kid)})` : ''
-    if ('problem' in key) return { problem: `SVC_JWT_KEYS: key ${index + 1}${kid}: ${key.problem}` }
-    if (keys.some((other) => other.kid === key.kid)) return { problem: `SVC_JWT_KEYS: key ${index + 1}${kid}: kid used twice` }
-    keys.push(key)
-  }
-  return { keys }
+  return collectKeys('SVC_JWT_KEYS', members, signingKeyOf)
 }
 
 function signingKeyOf(jwk: unknown): SigningKey | { problem: string } {

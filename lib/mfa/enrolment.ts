@@ -38,7 +38,7 @@ export async function startTotpEnrolment(trx: TenantTx, settings: MfaSettings, o
   const user = await findCurrentUser(trx, owner.userId)
   const tenant = await findTenantById(trx, owner.tenantId)
   const secret = newTotpSecret()
-  await upsertSecondFactors(trx, owner, { totpPendingSecret: sealSecret(settings.key, owner, secret), totpPendingAttempts: 0 })
+  await upsertSecondFactors(trx, owner, { totpPendingSecret: sealSecret(settings.keys, owner, secret), totpPendingAttempts: 0 })
   const otpauthUri = totpUri(secret, tenant?.name ?? 'svc', user.userLoginId)
   const svg = await QRCode.toString(otpauthUri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
   return { secret, otpauthUri, qrCode: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` }
@@ -64,7 +64,7 @@ export async function confirmTotpEnrolment(
   const confirmed = await withRequestTransaction(db, scope, async (trx) => {
     const row = await findSecondFactors(trx, owner, true)
     if (!row?.totpPendingSecret) return null
-    const secret = openSecret(settings.key, owner, row.totpPendingSecret)
+    const secret = openSecret(settings.keys, owner, row.totpPendingSecret)
     const step = secret === null ? null : matchingStep(secret, code)
     if (step === null) {
       await countPendingTotpAttempt(trx, owner, maxAttempts)

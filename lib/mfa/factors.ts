@@ -3,11 +3,13 @@ import {
   deleteEmptySecondFactors,
   findSecondFactors,
   takeTotpStep,
+  upsertSecondFactors,
   type FactorOwner,
   type SecondFactorsRow,
 } from '../../db/repos/second-factors.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import { hashRecoveryCode, newRecoveryCodes } from './recovery-codes.js'
+import { newRecoveryKey, openRecoveryKey } from './recovery-key.js'
 import { openSecret } from './sealed-secret.js'
 import type { MfaSettings } from './settings.js'
 import { matchingStep } from './totp.js'
@@ -44,10 +46,15 @@ export async function loginMethods(trx: TenantTx, owner: FactorOwner, phoneVerif
   return methods
 }
 
-/** A new set of recovery codes replaces the old one; the codes in clear go to the caller, once, and nowhere else. */
+/**
+ * A new set of recovery codes replaces the old one, hashed under a new key of its own (lib/mfa/recovery-key.ts) that
+ * the user's row keeps sealed; the codes in clear go to the caller, once, and nowhere else.
+ */
 export async function issueRecoveryCodes(trx: TenantTx, settings: MfaSettings, owner: FactorOwner): Promise<string[]> {
   const codes = newRecoveryCodes()
-  await replaceRecoveryCodes(trx, owner, codes.map((code) => hashRecoveryCode(settings.key, owner, code)))
+  const { key, sealed } = newRecoveryKey(settings.keys, owner)
+  await upsertSecondFactors(trx, owner, { recoveryKeySealed: sealed })
+  await replaceRecoveryCodes(trx, owner, codes.map((code) => hashRecoveryCode(key, owner, code)))
   return codes
 }
 
@@ -58,21 +65,26 @@ export async function issueRecoveryCodes(trx: TenantTx, settings: MfaSettings, o
 export async function verifyTotp(trx: TenantTx, settings: MfaSettings, owner: FactorOwner, code: string): Promise<boolean> {
   const row = await findSecondFactors(trx, owner, true)
   if (!row?.totpSecret) return false
-  const secret = openSecret(settings.key, owner, row.totpSecret)
+  const secret = openSecret(settings.keys, owner, row.totpSecret)
   const step = secret === null ? null : matchingStep(secret, code)
   return step !== null && (await takeTotpStep(trx, owner, step))
 }
 
 /** Whether `code` is one of the user's live recovery codes, using it up. Only while the user has a factor. */
 export async function verifyRecoveryCode(trx: TenantTx, settings: MfaSettings, owner: FactorOwner, code: string): Promise<boolean> {
-  return takeRecoveryCode(trx, owner, hashRecoveryCode(settings.key, owner, code))
+  const row = await findSecondFactors(trx, owner)
+  const key = row ? openRecoveryKey(settings.keys, owner, row.recoveryKeySealed) : null
+  return key !== null && takeRecoveryCode(trx, owner, hashRecoveryCode(key, owner, code))
 }
 
 /** After a factor went: the recovery codes go too once no factor is left, and the row once it holds nothing. */
 export async function tidyAfterDisable(trx: TenantTx, owner: FactorOwner): Promise<boolean> {
   const row = await findSecondFactors(trx, owner)
   const voided = !hasFactor(row)
-  if (voided) await replaceRecoveryCodes(trx, owner, [])
+  if (voided) {
+    await replaceRecoveryCodes(trx, owner, [])
+    await upsertSecondFactors(trx, owner, { recoveryKeySealed: null })
+  }
   await deleteEmptySecondFactors(trx, owner)
   return voided
 }

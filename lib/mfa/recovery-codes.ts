@@ -19,8 +19,8 @@ export function normaliseRecoveryCode(code: string): string {
 }
 
 /**
- * What the database keeps of a recovery code: HMAC-SHA256 under the second factor's key, bound to tenant and user,
- * hex. A keyed hash rather than bcrypt: the codes carry 50 random bits, so no dictionary reaches them, and checking
+ * What the database keeps of a recovery code: HMAC-SHA256 under the set's key (lib/mfa/recovery-key.ts), bound to
+ * tenant and user, hex. A keyed hash rather than bcrypt: the codes carry 50 random bits, so no dictionary reaches them, and checking
  * one costs microseconds instead of a bcrypt comparison at every sign-in with a code.
  */
 export function hashRecoveryCode(key: KeyObject, owner: { tenantId: number; userId: number }, code: string): string {

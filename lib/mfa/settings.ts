@@ -1,21 +1,20 @@
-import { hkdfSync, createSecretKey, type KeyObject } from 'node:crypto'
 import type { Env } from '../env.js'
+import { derivedRing, type KeyRing } from '../crypto/key-ring.js'
 
-/** HKDF's `info` for the second factor's key: derived from the code key, never the same key used twice over. */
+/** HKDF's `info` for the second factor's keys: derived from the data keys, never the same key used twice over. */
 export const FACTOR_KEY_INFO = 'svc second factor'
 
 /** What the second factor needs besides the transaction; built once at start (plugins/second-factor.ts). */
 export interface MfaSettings {
   /**
-   * Seals TOTP secrets (lib/mfa/sealed-secret.ts) and keys the hashes of recovery codes: derived from the code key
-   * (lib/otp/code-key.ts), so it is as stable across instances and restarts as the codes are.
+   * Seal TOTP secrets (lib/mfa/sealed-secret.ts) and recovery-code keys (lib/mfa/recovery-key.ts): one derived from
+   * each data key (lib/data-keys/ring-from-env.ts), kids kept, so they rotate with the data keys.
    */
-  key: KeyObject
+  keys: KeyRing
   /** SVC_MFA_TOKEN_TTL_SECONDS: how long the second step may follow the password. */
   tokenTtlSeconds: number
 }
 
-export function mfaSettings(env: Pick<Env, 'SVC_MFA_TOKEN_TTL_SECONDS'>, codeKey: KeyObject): MfaSettings {
-  const derived = hkdfSync('sha256', codeKey, Buffer.alloc(0), FACTOR_KEY_INFO, 32)
-  return { key: createSecretKey(Buffer.from(derived)), tokenTtlSeconds: env.SVC_MFA_TOKEN_TTL_SECONDS }
+export function mfaSettings(env: Pick<Env, 'SVC_MFA_TOKEN_TTL_SECONDS'>, dataKeys: KeyRing): MfaSettings {
+  return { keys: derivedRing(dataKeys, FACTOR_KEY_INFO), tokenTtlSeconds: env.SVC_MFA_TOKEN_TTL_SECONDS }
 }

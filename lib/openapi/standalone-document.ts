@@ -17,7 +17,7 @@ export async function standaloneDocument(): Promise<unknown> {
     SVC_SMS_DISPATCHER: 'off',
     SVC_MIGRATE_ON_START: 'false',
   })
-  const app = await buildService(env, openPostgres(env.DATABASE_URL!, 1))
+  const app = await buildService(env, openPostgres(env.DATABASE_URL!, 1), undefined, { withoutDatabase: true })
   try {
     return app.swagger()
   } finally {

@@ -31,7 +31,9 @@ export async function checkCode(
     await deleteCode(trx, binding)
     return 'none'
   }
-  if (!codeMatches(settings.key, binding, code, stored.codeHash)) {
+  // Each key of the ring in turn: no kid is stored with a code, and one keyed before a rotation still lives a while.
+  const keys = [settings.key, ...(settings.olderKeys ?? [])]
+  if (!keys.some((key) => codeMatches(key, binding, code, stored.codeHash))) {
     await countWrongAttempt(trx, binding)
     return 'wrong'
   }

@@ -24,8 +24,9 @@ function digest(key: KeyObject, binding: CodeBinding, code: string): Buffer {
 }
 
 /**
- * What the database keeps of a code: HMAC-SHA256 under the code key, hex. Six digits are a million values, so a plain
- * hash of them would be reversed by trying them all; without the key a stolen row tells nothing.
+ * What the database keeps of a code: HMAC-SHA256 under `key` (the first data key when issued), hex. Six digits are a
+ * million values, so a plain hash of them would be reversed by trying them all; without the key a stolen row tells
+ * nothing.
  */
 export function hashCode(key: KeyObject, binding: CodeBinding, code: string): string {
   return digest(key, binding, code).toString('hex')
@@ -39,8 +40,8 @@ export function codeMatches(key: KeyObject, binding: CodeBinding, code: string, 
 }
 
 /**
- * The per-number counter's key (one_time_code_phone_days): an HMAC of the digits under the code key, in a domain of
- * its own, so the table that counts across tenants names no number and cannot be read back into one.
+ * The per-number counter's key (one_time_code_phone_days): an HMAC of the digits under the first data key, in a
+ * domain of its own, so the table that counts across tenants names no number and cannot be read back into one.
  */
 export function phoneKeyOf(key: KeyObject, phone: string): string {
   return createHmac('sha256', key).update(`phone:${phone}`).digest('hex')

@@ -1,7 +1,8 @@
-import { createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
+import { derivedRing, type KeyRing } from '../crypto/key-ring.js'
 import { seal, unseal } from '../crypto/seal.js'
 
-/** HKDF's `info` for the key that seals signing secrets: derived from the code key, never the same key twice over. */
+/** HKDF's `info` for the keys that seal signing secrets: derived from the data keys, never the same key twice over. */
 const SEALING_KEY_INFO = 'svc webhook secrets'
 const PREFIX = 'whsec_'
 // Standard Webhooks asks for 24 to 64 bytes; 32 is the width of the HMAC-SHA256 key.
@@ -17,18 +18,18 @@ export function signingKeyBytes(secret: string): Buffer {
   return Buffer.from(secret.slice(PREFIX.length), 'base64')
 }
 
-/** The key that seals every tenant's signing secret, derived from the code key (lib/otp/code-key.ts) at start. */
-export function secretSealingKey(codeKey: KeyObject): KeyObject {
-  return createSecretKey(Buffer.from(hkdfSync('sha256', codeKey, Buffer.alloc(0), SEALING_KEY_INFO, 32)))
+/** The keys that seal every tenant's signing secret: one derived from each data key (lib/data-keys). */
+export function secretSealingKeys(dataKeys: KeyRing): KeyRing {
+  return derivedRing(dataKeys, SEALING_KEY_INFO)
 }
 
 const context = (tenantId: number) => `webhook:${tenantId}`
 
-export function sealSigningSecret(key: KeyObject, tenantId: number, secret: string): string {
-  return seal(key, context(tenantId), secret)
+export function sealSigningSecret(keys: KeyRing, tenantId: number, secret: string): string {
+  return seal(keys, context(tenantId), secret)
 }
 
-/** The tenant's secret, or null when the stored value was sealed for another tenant or key, or altered. */
-export function unsealSigningSecret(key: KeyObject, tenantId: number, stored: string): string | null {
-  return unseal(key, context(tenantId), stored)
+/** The tenant's secret, or null when it was sealed for another tenant, by a key the ring lacks, or altered. */
+export function unsealSigningSecret(keys: KeyRing, tenantId: number, stored: string): string | null {
+  return unseal(keys, context(tenantId), stored)
 }

@@ -6,6 +6,7 @@ import { describe, expect, inject, it } from 'vitest'
 import { loadEnv } from '../../lib/env.js'
 import { listeningAddress, startScriptSource } from '../child-processes.js'
 import { configProblems } from '../config-problems.js'
+import { TEST_JWT_SECRET } from '../helper.js'
 
 const EXTSMS = {
   SVC_SMS_PROVIDER: 'extsms',
@@ -101,7 +102,8 @@ describe('server start-up with SVC_SMS_PROVIDER=extsms', () => {
       PORT: '0',
       SVC_MIGRATE_ON_START: 'false',
       SVC_SMS_DISPATCHER: 'off',
-      SVC_JWT_SECRET: 'provider-test-secret-at-least-32-bytes-long',
+      // The run's: its key opens what the shared database holds sealed, which the start checks.
+      SVC_JWT_SECRET: TEST_JWT_SECRET,
     })
     const { child } = server
     try {

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, inject, it } from 'vitest'
 import { until } from '../auth-fixtures.js'
-import { describePostgres } from '../helper.js'
+import { describePostgres, TEST_JWT_SECRET } from '../helper.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const TIMEOUT_MS = 240_000
@@ -50,7 +50,8 @@ describePostgres('the runtime tree of the production image', () => {
         NODE_ENV: 'production',
         DATABASE_URL: inject('runtimeDatabaseUrl'),
         DATABASE_MIGRATION_URL: inject('databaseUrl'),
-        SVC_JWT_SECRET: 'runtime-tree-test-secret-at-least-32-bytes',
+        // The run's: its key opens what the shared database holds sealed, which the start checks.
+        SVC_JWT_SECRET: TEST_JWT_SECRET,
         SVC_SMS_DISPATCHER: 'off',
         HOST: '127.0.0.1',
         PORT: '0',

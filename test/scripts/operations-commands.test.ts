@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { repoRoot as root, runProcess } from '../child-processes.js'
 import { createTenant } from '../fixtures.js'
 import { until } from '../auth-fixtures.js'
-import { describePostgres } from '../helper.js'
+import { describePostgres, TEST_JWT_SECRET } from '../helper.js'
 
 // A first build on a busy machine takes tens of seconds; npm ci from the local cache a few more.
 const BUILD_TIMEOUT_MS = 240_000
@@ -72,7 +72,7 @@ describePostgres('operations commands (npm run user:create, migrate, start)', ()
       const child = spawn('npm', ['start'], {
         detached: true,
         cwd: tree,
-        env: { ...process.env, ...scriptEnv(), LOG_LEVEL: 'info', PORT: '0', SVC_JWT_SECRET: 'omit-dev-test-secret-at-least-32-bytes-long' },
+        env: { ...process.env, ...scriptEnv(), LOG_LEVEL: 'info', PORT: '0', SVC_JWT_SECRET: TEST_JWT_SECRET },
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       let output = ''

@@ -1,9 +1,12 @@
 import { createSecretKey, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import type { KeyRing } from '../../../lib/crypto/key-ring.js'
 import { openSecret, sealSecret } from '../../../lib/mfa/sealed-secret.js'
 import { newTotpSecret } from '../../../lib/mfa/totp.js'
 
-const key = createSecretKey(randomBytes(32))
+/** A ring of one legacy key, as a deployment without SVC_DATA_KEYS has: it seals `v1.`, as before key ids. */
+const ringOf = (kid = 'jwt'): KeyRing => ({ keys: [{ kid, key: createSecretKey(randomBytes(32)) }], legacyKid: kid })
+const key = ringOf()
 const owner = { tenantId: 7, userId: 42 }
 
 /** `stored` with one byte of its sealed body flipped at `index` (negative: from the end). */
@@ -47,7 +50,7 @@ describe('sealed TOTP secrets (lib/mfa/sealed-secret.ts)', () => {
 
   it('open nothing under another key', () => {
     const stored = sealSecret(key, owner, newTotpSecret())
-    expect(openSecret(createSecretKey(randomBytes(32)), owner, stored)).toBeNull()
+    expect(openSecret(ringOf(), owner, stored)).toBeNull()
   })
 
   it('open nothing once altered: IV, ciphertext or tag', () => {
