@@ -88,13 +88,27 @@ function updateUser(trx: TenantTx, id: number, changes: Updateable<UsersTable>):
     .executeTakeFirst()
 }
 
-/** PATCH /v1/me: only the given fields change. Returns the updated user, or undefined when it is not visible. */
-export function updateProfile(
-  trx: TenantTx,
-  id: number,
-  changes: Pick<Updateable<UsersTable>, 'name' | 'phone'>,
-): Promise<UserRecord | undefined> {
-  return updateUser(trx, id, changes)
+/** PATCH /v1/me's name. Returns the updated user, or undefined when it is not visible. */
+export function updateName(trx: TenantTx, id: number, name: string): Promise<UserRecord | undefined> {
+  return updateUser(trx, id, { name })
+}
+
+/**
+ * Replaces the user's phone; lib/auth/phone-change.ts is its one caller, which locked the row first and records the
+ * change. The users_phone_changed trigger clears the verified mark and the live codes.
+ */
+export function replacePhone(trx: TenantTx, id: number, phone: string | null): Promise<UserRecord | undefined> {
+  return updateUser(trx, id, { phone })
+}
+
+/** Whether the user's phone replaced a verified one less than `hours` ago (users.verified_phone_replaced_at). */
+export async function phoneChangeHeld(trx: TenantTx, id: number, hours: number): Promise<boolean> {
+  const row = await trx
+    .selectFrom('users')
+    .select(sql<boolean>`coalesce(verified_phone_replaced_at > now() - ${hours} * interval '1 hour', false)`.as('held'))
+    .where('id', '=', id)
+    .executeTakeFirst()
+  return row?.held ?? false
 }
 
 /**

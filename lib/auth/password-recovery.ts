@@ -89,7 +89,14 @@ function recoveryPhone({ tenant, user }: RecoveryAccount): string | null {
 // Refusals that end a request quietly: nobody may be told of them, since each would tell an account that exists (over
 // a limit, in an academy without sender or quota left, with a stored number no longer valid) from one that does not;
 // so they are no failure to log either.
-const UNSPOKEN: readonly ErrorCode[] = ['OTP_RATE_LIMITED', 'SMS_QUOTA_EXCEEDED', 'SENDER_SETTING_NOT_APPROVED', 'INVALID_PHONE_NUMBER']
+const UNSPOKEN: readonly ErrorCode[] = [
+  'OTP_RATE_LIMITED',
+  'SMS_QUOTA_EXCEEDED',
+  'SENDER_SETTING_NOT_APPROVED',
+  'INVALID_PHONE_NUMBER',
+  // The number replaced a verified one moments ago (lib/auth/phone-change.ts).
+  'PHONE_NOT_VERIFIED',
+]
 
 /**
  * POST /v1/password/forgot's work, after its answer: a PASSWORD_RESET code to the account's verified phone, if there

@@ -5,11 +5,13 @@ import type { DB } from '../../db/schema.js'
 import { withRequestTransaction, type RequestScope, type TenantTx } from '../../db/tenant-transaction.js'
 import { recordAuditEvent, type AuditEvent, type AuditOrigin } from '../audit/record.js'
 import { AppError } from '../errors.js'
-import { checkCode, useUpCode } from '../otp/check-code.js'
+import { checkCode, countFailedTry, useUpCode } from '../otp/check-code.js'
 import type { CodeBinding } from '../otp/codes.js'
 import { issueCode, type CodeIssuing, type IssuedCode } from '../otp/issue-code.js'
 import type { OneTimeCodeSettings } from '../otp/settings.js'
 import { maskPhone } from '../sms/phone.js'
+import type { Env } from '../env.js'
+import { proveCurrentPassword } from './change-password.js'
 import { currentUserMissing, findCurrentUser } from './current-user.js'
 
 export interface PhoneOwner {
@@ -36,32 +38,52 @@ export async function requestPhoneVerification(trx: TenantTx, issuing: CodeIssui
   return issueCode(trx, issuing, { tenantId, userId, purpose: 'PHONE_VERIFICATION', phone: user.phone, tenantName: tenant.name })
 }
 
+/** What proves a new number: the code it received, and the account's password. */
+export interface PhoneProof {
+  code: string
+  password: string
+}
+
 /**
- * POST /v1/me/phone/verification/confirm, before the request transaction opens, in a transaction of its own that
- * checks the access token as the request's would: it commits even when the code is refused, so a wrong try counts
- * (a rolled-back try would give an attacker unlimited guesses). The user's row is locked first, as a change of phone
- * locks it before its trigger deletes the codes, so the two never wait for each other in opposite order.
+ * POST /v1/me/phone/verification/confirm, before the request transaction opens. The password comes first, as a login
+ * attempt of the user (proveCurrentPassword: AUTH_018 while locked, a wrong one counted towards the lockout): a stolen
+ * session alone can change the phone to the thief's number and receive its code, but without the password it cannot
+ * make that number the verified one that recovery and the SMS second factor trust.
  *
- * A valid code for the current number is used up, the phone marked verified, and PHONE_VERIFIED recorded; anything
- * else answers OTP_INVALID.
+ * Then, in a transaction of its own that checks the access token as the request's would and commits even when it
+ * refuses, so a wrong try counts (a rolled-back try would give an attacker unlimited guesses): the user's row is locked
+ * first, as a change of phone locks it before its trigger deletes the codes, so the two never wait for each other in
+ * opposite order. A wrong password leaves the code alive but counts a try of it (AUTH_013). A valid code for the
+ * current number is used up, the phone marked verified, and PHONE_VERIFIED recorded; anything else answers OTP_INVALID.
  */
 export async function confirmPhoneVerification(
-  db: Kysely<DB>,
+  deps: { db: Kysely<DB>; env: Env },
   codes: OneTimeCodeSettings,
   scope: RequestScope & PhoneOwner,
-  code: string,
+  proof: PhoneProof,
   origin: AuditOrigin,
 ): Promise<void> {
-  const verified = await withRequestTransaction(db, scope, async (trx) => {
+  const passwordProven = await proveCurrentPassword(deps, scope, proof.password, origin).then(
+    () => true,
+    (error: unknown) => {
+      if (error instanceof AppError && error.code === 'AUTH_013') return false
+      throw error
+    },
+  )
+  const outcome = await withRequestTransaction(deps.db, scope, async (trx): Promise<'verified' | 'AUTH_013' | 'OTP_INVALID'> => {
     const user = await lockUser(trx, scope.userId)
     if (!user) throw currentUserMissing()
-    if (user.phone === null) return false
+    if (user.phone === null) return passwordProven ? 'OTP_INVALID' : 'AUTH_013'
     const binding: CodeBinding = { tenantId: scope.tenantId, userId: scope.userId, purpose: 'PHONE_VERIFICATION', phone: user.phone }
-    if ((await checkCode(trx, codes, binding, code)) !== 'valid') return false
+    if (!passwordProven) {
+      await countFailedTry(trx, binding)
+      return 'AUTH_013'
+    }
+    if ((await checkCode(trx, codes, binding, proof.code)) !== 'valid') return 'OTP_INVALID'
     await useUpCode(trx, binding)
     await markPhoneVerified(trx, scope.userId, user.phone)
     await recordAuditEvent(trx, scope.tenantId, origin, phoneVerified(scope.userId, user.phone))
-    return true
+    return 'verified'
   })
-  if (!verified) throw new AppError('OTP_INVALID')
+  if (outcome !== 'verified') throw new AppError(outcome)
 }

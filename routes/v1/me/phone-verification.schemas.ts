@@ -13,6 +13,9 @@ export const PhoneVerificationSentSchema = Type.Object(
 export const NoBodySchema = Type.Object({}, { additionalProperties: false, description: 'no body: an empty object at most' })
 
 export const PhoneVerificationCodeSchema = Type.Object(
-  { code: Type.String({ pattern: CODE_PATTERN, description: 'the six digits of the SMS' }) },
-  { additionalProperties: false, examples: [{ code: '042917' }] },
+  {
+    code: Type.String({ pattern: CODE_PATTERN, description: 'the six digits of the SMS' }),
+    password: Type.String({ minLength: 1, maxLength: 1000, description: 'your current password: a session alone cannot prove a new number' }),
+  },
+  { additionalProperties: false, examples: [{ code: '042917', password: 'Academy-Owner-26' }] },
 )

@@ -9,7 +9,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/phone/verification',
     {
-      config: { access: 'user' },
+      // Codes cost the academy an SMS each: every request spends the address's budget too.
+      config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' } },
       // No body, or `{}`: a missing one reads as `{}`, so that only an unexpected field is refused.
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {}
@@ -34,15 +35,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/phone/verification/confirm',
     {
-      // The code is checked before the request transaction opens (plugins/phone-code-confirmation.ts).
-      config: { access: 'user', phoneCodeConfirmation: true },
+      // The password and the code are checked before the request transaction opens (plugins/phone-code-confirmation.ts);
+      // the password is a login attempt, so the address's login budget applies as on every password proof.
+      config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' }, phoneCodeConfirmation: true },
       schema: {
         operationId: 'confirmPhoneVerification',
         summary: 'Prove your phone with the code it received',
         tags: ['me'],
         body: PhoneVerificationCodeSchema,
         response: { 200: UserResponseSchema },
-        problems: ['OTP_INVALID'],
+        problems: ['OTP_INVALID', 'AUTH_013', 'AUTH_018'],
       },
     },
     async (request) => currentUserResponse(request.db, request.caller.userId),

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { updateAvatarSeed, updateProfile } from '../../../db/repos/users.js'
+import { updateAvatarSeed, updateName } from '../../../db/repos/users.js'
+import { auditOriginOf } from '../../../lib/audit/origin.js'
 import { passwordChanged } from '../../../lib/auth/account-events.js'
 import { storePasswordChange } from '../../../lib/auth/change-password.js'
 import { currentUserMissing, currentUserResponse, findCurrentUser, toFullUserResponse } from '../../../lib/auth/current-user.js'
 import { normalizeOptionalPhone } from '../../../lib/auth/optional-phone.js'
+import { changePhone } from '../../../lib/auth/phone-change.js'
 import { UserResponseSchema } from '../../../lib/auth/user-response.js'
 import { generateAvatarSeed } from '../../../lib/tenant/identifiers.js'
 import {
@@ -28,20 +30,22 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'updateMe',
         summary: 'Change your name or phone',
+        description:
+          'A change of phone is audited, and a verified number it replaces is told of it by SMS; when that notice cannot go, the change is refused with it.',
         tags: ['me'],
         body: UpdateProfileSchema,
         response: { 200: UserResponseSchema },
-        problems: ['INVALID_PHONE_NUMBER'],
+        problems: ['INVALID_PHONE_NUMBER', 'SMS_QUOTA_EXCEEDED', 'SENDER_SETTING_NOT_APPROVED'],
       },
     },
     async (request) => {
       const { name, phone } = request.body
-      const changes = {
-        ...(name !== undefined && { name }),
-        ...(phone !== undefined && { phone: normalizeOptionalPhone(phone) }),
+      const { tenantId, userId } = request.caller
+      let user = name === undefined ? undefined : await updateName(request.db, userId, name)
+      if (phone !== undefined) {
+        user = await changePhone(request.db, app.oneTimeCodes.sms, { tenantId, userId }, normalizeOptionalPhone(phone), auditOriginOf(request))
+        request.afterCommit(() => app.dispatcher.kick())
       }
-      const userId = request.caller.userId
-      const user = Object.keys(changes).length > 0 ? await updateProfile(request.db, userId, changes) : undefined
       return toFullUserResponse(request.db, user ?? (await findCurrentUser(request.db, userId)))
     },
   )

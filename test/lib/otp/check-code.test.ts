@@ -20,6 +20,8 @@ const settings: OneTimeCodeSettings = {
   maxAttempts: 3,
   resendSeconds: 60,
   dailyLimit: 2,
+  tenantDailyVerifications: 200,
+  phoneChangeHoldHours: 24,
   timeZone: 'Asia/Seoul',
 }
 
@@ -32,6 +34,13 @@ async function slot(): Promise<CodeBinding> {
   const number = phone()
   await owner().updateTable('users').set({ phone: number }).where('id', '=', user.id).execute()
   return { tenantId: tenant.id, userId: user.id, purpose: 'PHONE_VERIFICATION', phone: number }
+}
+
+/** Another user's PHONE_VERIFICATION slot in the tenant, for `number`. */
+async function slotIn(tenantId: number, number: string): Promise<CodeBinding> {
+  const user = await insertUser({ id: tenantId })
+  await owner().updateTable('users').set({ phone: number }).where('id', '=', user.id).execute()
+  return { tenantId, userId: user.id, purpose: 'PHONE_VERIFICATION', phone: number }
 }
 
 /** Stores `code` in the slot as issuing would, without an SMS. */
@@ -175,8 +184,8 @@ describe('issuing a one-time code (lib/otp/issue-code.ts)', () => {
     expect(days).toEqual([{ codes: 1 }])
   })
 
-  it('refuses beyond the daily limit of the user, and of the phone number across tenants, until local midnight', async () => {
-    const binding = await slot()
+  it('refuses beyond the daily limit of the user, and of a verified phone number across tenants, until local midnight', async () => {
+    const binding = { ...(await slot()), purpose: 'PASSWORD_RESET' as const }
     for (let sent = 0; sent < settings.dailyLimit; sent++) {
       await issue(binding)
       await owner().updateTable('oneTimeCodes').set({ resendAfter: new Date(0) }).where('userId', '=', binding.userId).execute()
@@ -185,11 +194,36 @@ describe('issuing a one-time code (lib/otp/issue-code.ts)', () => {
     expect(perUser).toMatchObject({ code: 'OTP_RATE_LIMITED', detail: 'Too many codes today for this account.' })
     expect(Number(perUser.extra.headers?.['retry-after'])).toBeGreaterThan(60)
 
-    const elsewhere = { ...(await slot()), phone: binding.phone }
+    const elsewhere = { ...(await slot()), purpose: 'MFA_SMS' as const, phone: binding.phone }
     const perPhone = await refusal(issue(elsewhere))
     expect(perPhone).toMatchObject({ code: 'OTP_RATE_LIMITED', detail: 'Too many codes today for this phone number.' })
     // Refused, so not counted for the other user either, and nothing stored.
     expect(await owner().selectFrom('oneTimeCodeDays').select('codes').where('userId', '=', elsewhere.userId).execute()).toEqual([])
     expect(await row(elsewhere)).toBeUndefined()
+
+    // A code that verifies the number counts in its own tenant only: what other tenants sent does not refuse it.
+    const verifying = { ...(await slot()), phone: binding.phone }
+    expect(await issue(verifying)).toEqual({ expiresIn: 300, resendAfter: 60 })
+  })
+
+  it('counts codes that verify a number per tenant and number, and in the tenant’s daily total', async () => {
+    const first = await slot()
+    const sameNumber = await slotIn(first.tenantId, first.phone)
+    await issue(first)
+    await issue(sameNumber)
+    const third = await slotIn(first.tenantId, first.phone)
+    expect(await refusal(issue(third))).toMatchObject({ code: 'OTP_RATE_LIMITED', detail: 'Too many codes today for this phone number.' })
+
+    const tight = { ...settings, tenantDailyVerifications: 3 }
+    const issueTight = (binding: CodeBinding) =>
+      withTenant(app.current.db, binding.tenantId, (trx) => issueCode(trx, { codes: tight, sms: systemSmsSettings(app.current.env) }, { ...binding, tenantName: 'Academy' }))
+    const tenant = (await slot()).tenantId
+    for (let user = 0; user < 3; user++) await issueTight(await slotIn(tenant, phone()))
+    expect(await refusal(issueTight(await slotIn(tenant, phone())))).toMatchObject({
+      code: 'OTP_RATE_LIMITED',
+      detail: 'Too many phone verifications today in this academy.',
+    })
+    // Another tenant's total is its own.
+    expect(await issueTight(await slot())).toEqual({ expiresIn: 300, resendAfter: 60 })
   })
 })

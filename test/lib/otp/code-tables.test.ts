@@ -3,7 +3,7 @@ import { createSecretKey, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { countPhoneCode, countUserCode } from '../../../db/repos/one-time-code-limits.js'
 import { replaceCode } from '../../../db/repos/one-time-codes.js'
-import { updateProfile } from '../../../db/repos/users.js'
+import { replacePhone, updateName } from '../../../db/repos/users.js'
 import { withTenant } from '../../../db/tenant-transaction.js'
 import { hashCode, phoneKeyOf, type CodeBinding } from '../../../lib/otp/codes.js'
 import { createTenant, insertUser, owner } from '../../fixtures.js'
@@ -78,7 +78,10 @@ describe('the one-time code tables', () => {
     await withTenant(app.current.db, tenant.id, (trx) =>
       replaceCode(trx, { ...binding, purpose: 'PASSWORD_RESET', codeHash: 'x', ttlSeconds: 300, resendSeconds: 60 }),
     )
-    await withTenant(app.current.db, tenant.id, (trx) => updateProfile(trx, user.id, { phone: binding.phone, name: 'Renamed' }))
+    await withTenant(app.current.db, tenant.id, async (trx) => {
+      await replacePhone(trx, user.id, binding.phone)
+      await updateName(trx, user.id, 'Renamed')
+    })
     expect(await verifiedAt(user.id)).not.toBeNull()
     expect(await codesOf(user.id)).toHaveLength(2)
 
@@ -91,7 +94,7 @@ describe('the one-time code tables', () => {
     expect(await codesOf(user.id)).toEqual([])
 
     await owner().updateTable('users').set({ phoneVerifiedAt: new Date() }).where('id', '=', user.id).execute()
-    await withTenant(app.current.db, tenant.id, (trx) => updateProfile(trx, user.id, { phone: null }))
+    await withTenant(app.current.db, tenant.id, (trx) => replacePhone(trx, user.id, null))
     expect(await verifiedAt(user.id)).toBeNull()
   })
 

@@ -42,7 +42,7 @@ describe('where a one-time code never is, once it was sent', () => {
     const verificationCode = await codeSentTo(bed, member.phone!)
     // Handed over and still live: the outbox has erased the text, the code's row holds its hash only.
     const whileLive = [await wholeDatabase()]
-    const confirm = (code: string) => call({ method: 'POST', url: '/v1/me/phone/verification/confirm', headers: memberHeaders, payload: { code } })
+    const confirm = (code: string) => call({ method: 'POST', url: '/v1/me/phone/verification/confirm', headers: memberHeaders, payload: { code, password: member.password } })
     expect((await confirm(otherCode(verificationCode))).statusCode).toBe(400)
     expect((await confirm(verificationCode)).statusCode).toBe(200)
 

@@ -3,12 +3,14 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectProblem } from '../../auth-fixtures.js'
 import {
+  type Academy,
   bearerFor,
   buildAppWithoutSender,
   codeIn,
   codeSentTo,
   createAcademy,
   insertMember,
+  type Member,
   otherCode,
   sentTo,
   storedCode,
@@ -21,14 +23,26 @@ const bed = useRecoveryBed({ SVC_OTP_DAILY_LIMIT: '3' })
 
 const send = (headers: Record<string, string>, payload?: object) =>
   bed.app.inject({ method: 'POST', url: '/v1/me/phone/verification', headers, ...(payload === undefined ? {} : { payload }) })
+/** The password of each signed-in member's bearer header: confirming a number takes it with the code. */
+const passwords = new Map<string | undefined, string>()
+async function signedIn(member: Member, tenant: Academy) {
+  const headers = await bearerFor(bed.app, member, tenant)
+  passwords.set(headers.authorization, member.password)
+  return headers
+}
 const confirm = (headers: Record<string, string>, code: unknown, extra: Record<string, string> = {}) =>
-  bed.app.inject({ method: 'POST', url: '/v1/me/phone/verification/confirm', headers: { ...headers, ...extra }, payload: { code } })
+  bed.app.inject({
+    method: 'POST',
+    url: '/v1/me/phone/verification/confirm',
+    headers: { ...headers, ...extra },
+    payload: { code, password: passwords.get(headers.authorization) ?? 'Not-Their-Password-1' },
+  })
 
 /** A signed-in member whose phone is not verified yet. */
 async function unverifiedMember(options: { phone?: string | null } = {}) {
   const tenant = await createAcademy(bed.owner)
   const member = await insertMember(bed.owner, tenant, { verified: false, ...options })
-  return { tenant, member, headers: await bearerFor(bed.app, member, tenant) }
+  return { tenant, member, headers: await signedIn(member, tenant) }
 }
 
 const verifiedAt = async (userId: number) =>
@@ -73,7 +87,7 @@ describe('POST /v1/me/phone/verification and /confirm', () => {
       method: 'POST',
       url: '/v1/me/phone/verification/confirm',
       headers: { ...headers, 'x-request-id': 'req-abc' },
-      payload: { code },
+      payload: { code, password: member.password },
       remoteAddress: '10.9.8.7',
     })
     expect(confirmed.statusCode).toBe(200)
@@ -183,7 +197,7 @@ describe('POST /v1/me/phone/verification and /confirm', () => {
       method: 'POST',
       url: '/v1/me/phone/verification/confirm',
       headers,
-      payload: { code: '123456', phone: '01011112222' },
+      payload: { code: '123456', password: member.password, phone: '01011112222' },
     })
     expectProblem(extra, 400, 'VALIDATION_FAILED')
     // None of those was a try.
@@ -205,7 +219,7 @@ describe('POST /v1/me/phone/verification and /confirm', () => {
   it("never confirms one user's phone with a code sent to another, in the same tenant or another", async () => {
     const first = await unverifiedMember()
     const sameTenant = await insertMember(bed.owner, first.tenant, { verified: false })
-    const sameTenantHeaders = await bearerFor(bed.app, sameTenant, first.tenant)
+    const sameTenantHeaders = await signedIn(sameTenant, first.tenant)
     const otherTenant = await unverifiedMember({ phone: first.member.phone })
     await send(first.headers)
     const firstCode = await codeSentTo(bed, first.member.phone!)

@@ -36,14 +36,12 @@ describe('one phone number behind many accounts of many academies (SMS pumping)'
     }
     expect(await sentTo(bed, phone)).toHaveLength(LIMIT)
 
-    // A signed-in user of a third academy with that number is told, and nothing goes out either.
+    // A signed-in user of a third academy proving that number is not held back by codes other academies sent to it:
+    // the answer must not tell whether the number has an account elsewhere, and nobody may block another's codes.
     const third = await createAcademy(bed.owner)
     const newcomer = await insertMember(bed.owner, third, { phone, verified: false })
-    const refused = await bed.app.inject({ method: 'POST', url: '/v1/me/phone/verification', headers: await bearerFor(bed.app, newcomer, third) })
-    expectProblem(refused, 429, 'OTP_RATE_LIMITED')
-    const { rows } = await sql<{ seconds: number }>`select svc_seconds_to_local_midnight('Asia/Seoul') as seconds`.execute(bed.owner)
-    expect(Math.abs(Number(refused.headers['retry-after']) - rows[0]!.seconds)).toBeLessThanOrEqual(2)
-    expect(await sentTo(bed, phone)).toHaveLength(LIMIT)
+    expect((await bed.app.inject({ method: 'POST', url: '/v1/me/phone/verification', headers: await bearerFor(bed.app, newcomer, third) })).statusCode).toBe(202)
+    expect(await sentTo(bed, phone)).toHaveLength(LIMIT + 1)
 
     // Another number is not held back by this one.
     const other = await insertMember(bed.owner, first)
