@@ -12,7 +12,7 @@ create or replace function svc_claim_due_sms(
   batch_size integer, lease_seconds integer, system_sender varchar, advertising_open boolean default false
 )
 returns table (tenant_id bigint, sms_id bigint, claim_token uuid)
-language sql security definer set search_path = public as $$
+language sql security definer set search_path = public, pg_temp as $$
   with due as (
     select m.tenant_id, m.id
     from sms_messages m

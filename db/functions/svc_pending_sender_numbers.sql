@@ -4,7 +4,7 @@
 -- provider account. SECURITY DEFINER, so the shell never needs the owner's credentials.
 create or replace function svc_pending_sender_numbers(for_provider varchar)
 returns table (tenant_slug varchar, tenant_name varchar, sender_number varchar, requested_at timestamptz, in_use_by varchar)
-language sql stable security definer set search_path = public as $$
+language sql stable security definer set search_path = public, pg_temp as $$
   select t.slug, t.name, s.sender_number, s.updated_at,
     (select o.slug
      from sms_sender_settings a

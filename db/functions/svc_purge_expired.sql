@@ -2,7 +2,7 @@
 -- call, so one call never holds its locks long or writes a burst of WAL; a backlog (a long stop) drains over a few
 -- minutes. SECURITY DEFINER because the runtime role sees one tenant at a time under RLS; it answers a count only.
 create or replace function svc_purge_expired(p_batch integer) returns integer
-language plpgsql security definer set search_path = public as $$
+language plpgsql security definer set search_path = public, pg_temp as $$
 declare
   -- Each table and what makes its rows expired.
   -- login_failures, user_login_failures: a day without failures, and no lockout running.
@@ -23,6 +23,7 @@ declare
     'one_time_codes', 'expires_at < now()',
     'one_time_code_days', 'day < (now() at time zone ''UTC'')::date - 1',
     'one_time_code_phone_days', 'day < (now() at time zone ''UTC'')::date - 1',
+    'phone_verification_days', 'day < (now() at time zone ''UTC'')::date - 1',
     'mfa_challenges', 'expires_at < now()',
     'webhook_events', 'coalesce(delivered_at, given_up_at) < now() - interval ''7 days'''
   ];

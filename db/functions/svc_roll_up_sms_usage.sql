@@ -12,7 +12,7 @@
 -- the days already built.
 -- SECURITY DEFINER: the runtime role sees one tenant at a time under RLS, and may write none of these tables.
 create or replace function svc_roll_up_sms_usage(p_time_zone text, p_batch integer) returns integer
-language plpgsql security definer set search_path = public as $$
+language plpgsql security definer set search_path = public, pg_temp as $$
 declare
   moved integer;
 begin

@@ -6,7 +6,7 @@
 -- the approval that held it once that committed.
 create or replace function svc_sender_number_in_use(for_tenant bigint, for_provider varchar, number varchar)
 returns boolean
-language sql volatile security definer set search_path = public as $$
+language sql volatile security definer set search_path = public, pg_temp as $$
   select pg_advisory_xact_lock(hashtextextended('svc_sender_number:' || for_provider || ':' || number, 0));
   select exists (
     select 1 from sms_sender_settings s

@@ -4,7 +4,7 @@
 -- does not climb all night. SECURITY DEFINER: the runtime role sees one tenant at a time under RLS.
 create or replace function svc_sms_dispatch_stats(advertising_open boolean default true)
 returns table (pending bigint, dispatched bigint, due bigint, oldest_due_seconds double precision)
-language sql stable security definer set search_path = public as $$
+language sql stable security definer set search_path = public, pg_temp as $$
   select
     (select count(*) from sms_messages where status = 'PENDING'),
     (select count(*) from sms_messages where status = 'DISPATCHED'),

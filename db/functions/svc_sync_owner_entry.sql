@@ -4,7 +4,7 @@
 -- which the runtime could reach only through RLS (its own tenant), and only its login id and key. A taken id fails
 -- here on owner_directory's unique keys, in the renaming statement.
 create or replace function svc_sync_owner_entry() returns trigger
-language plpgsql security definer set search_path = public as $$
+language plpgsql security definer set search_path = public, pg_temp as $$
 begin
   update owner_directory
   set user_login_id = new.user_login_id, login_key = new.login_key, legacy_login_key_duplicate = false

@@ -72,4 +72,16 @@ describe('row-level security catalog', () => {
       from pg_roles r where r.rolname = current_user`.execute(app.current.db)
     expect(rows[0]).toEqual({ role: 'svc_app', superuser: false, bypassrls: false, ownedTables: 0 })
   })
+
+  it("fixes every SECURITY DEFINER function to public then pg_temp, so no caller's temporary table stands in for a table it reads", async () => {
+    // Unlisted, pg_temp is searched first: the runtime role may create temporary tables, and one named like a table a
+    // definer function reads (say the retention setting) would be read with the owner's rights.
+    const { rows } = await sql<{ name: string; config: string[] | null }>`
+      select p.proname as name, p.proconfig as config
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+      where n.nspname = current_schema() and p.prosecdef and p.proname like 'svc\\_%'
+      order by p.proname`.execute(owner())
+    expect(rows.map((row) => row.name)).toContain('svc_purge_expired')
+    for (const row of rows) expect({ name: row.name, config: row.config }).toEqual({ name: row.name, config: ['search_path=public, pg_temp'] })
+  })
 })
