@@ -54,6 +54,8 @@ export interface UsersTable {
   phone: string | null
   /** When the user proved the current phone (lib/otp); a trigger clears it whenever the phone changes. */
   phoneVerifiedAt: NullableTimestamp
+  /** When a verified phone was last replaced (the same trigger); recovery and SMS codes wait after it (lib/auth/phone-change.ts). */
+  verifiedPhoneReplacedAt: NullableTimestamp
   role: Role
   status: ColumnType<UserStatus, UserStatus | undefined, UserStatus>
   avatarSeed: string
@@ -204,7 +206,7 @@ export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' |
 /** An advertisement is framed, kept out of the quiet hours and off the opt-out list (lib/sms/advertising.ts). */
 export type SmsPurpose = 'INFORMATIONAL' | 'ADVERTISEMENT'
 /** STAFF: a staff member's send, in the history. Any other kind is the service's own message (lib/sms/system-messages.ts). */
-export type SmsKind = 'STAFF' | 'VERIFICATION_CODE'
+export type SmsKind = 'STAFF' | 'VERIFICATION_CODE' | 'ACCOUNT_NOTICE'
 
 export interface SmsMessagesTable {
   tenantId: number
@@ -368,6 +370,17 @@ export interface SmsIdRangesTable {
   openedAt: Date | null
 }
 
+/**
+ * The retention the purges apply, one row: written by the owner with every migration run (db/migrate.ts), read by
+ * the SECURITY DEFINER purge functions. No tenant_id, no RLS; SELECT only for the runtime role.
+ */
+export interface RetentionSettingsTable {
+  id: Generated<boolean>
+  auditDays: number
+  smsDays: number
+  updatedAt: DefaultedTimestamp
+}
+
 /** The academy's audit log (lib/audit): insert and select only for the runtime role. */
 export interface AuditEventsTable {
   tenantId: number
@@ -410,10 +423,21 @@ export interface OneTimeCodeDaysTable {
 
 /**
  * Codes sent per phone number and local day across every tenant (the brake on SMS pumping): no tenant, no RLS.
- * `phoneKey` is an HMAC of the number under the code key (lib/otp/codes.ts), so the table names no number.
+ * `phoneKey` is an HMAC of the number under the first data key (lib/otp/codes.ts), so the table names no number.
  */
 export interface OneTimeCodePhoneDaysTable {
   phoneKey: string
+  day: ColumnType<Date, string, string>
+  codes: number
+}
+
+/**
+ * Codes that verify a number, per tenant and local day of SVC_TIME_ZONE (RLS): `counter` is 'tenant' for the tenant's
+ * total, else the number's keyed hash (lib/otp/codes.ts), so the table names no number.
+ */
+export interface PhoneVerificationDaysTable {
+  tenantId: number
+  counter: string
   day: ColumnType<Date, string, string>
   codes: number
 }
@@ -433,6 +457,11 @@ export interface UserSecondFactorsTable {
   /** Wrong codes against the pending secret; it is discarded at SVC_OTP_MAX_ATTEMPTS. */
   totpPendingAttempts: Generated<number>
   smsEnabledAt: NullableTimestamp
+  /**
+   * The key the user's recovery codes are hashed with, sealed (lib/mfa/recovery-key.ts); null for a set hashed under
+   * the legacy key of the data keys, as before key ids.
+   */
+  recoveryKeySealed: string | null
   updatedAt: DefaultedTimestamp
 }
 
@@ -529,9 +558,11 @@ export interface DB {
   smsUsageZones: SmsUsageZonesTable
   smsUsageChanges: SmsUsageChangesTable
   auditEvents: AuditEventsTable
+  retentionSettings: RetentionSettingsTable
   oneTimeCodes: OneTimeCodesTable
   oneTimeCodeDays: OneTimeCodeDaysTable
   oneTimeCodePhoneDays: OneTimeCodePhoneDaysTable
+  phoneVerificationDays: PhoneVerificationDaysTable
   userSecondFactors: UserSecondFactorsTable
   userRecoveryCodes: UserRecoveryCodesTable
   mfaChallenges: MfaChallengesTable

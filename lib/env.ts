@@ -3,6 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import { isIP } from 'node:net'
 import cron from 'node-cron'
 import { readSigningKeys } from './auth/signing-keys.js'
+import { legacyKidOf, readDataKeys } from './data-keys/setting.js'
 import { isValidSenderNumber, normalizePhone } from './sms/phone.js'
 
 const Bool = (defaultValue: boolean) => Type.Boolean({ default: defaultValue })
@@ -94,6 +95,8 @@ export const EnvSchema = Type.Object({
   // flight per instance, and whether plain http and private addresses are allowed (tests, private networks only).
   SVC_WEBHOOK_TIMEOUT_MS: Int(5000, 100, 60_000),
   SVC_WEBHOOK_CONCURRENCY: Int(16, 1, 256),
+  // Deliveries of one tenant in flight at once across every instance: what a tenant whose receiver hangs can hold.
+  SVC_WEBHOOK_TENANT_CONCURRENCY: Int(2, 1, 256),
   SVC_WEBHOOK_ALLOW_PRIVATE: Bool(false),
   // An Idempotency-Key claimed by a request that neither committed nor gave it back is free after this long.
   SVC_IDEMPOTENCY_CLAIM_SECONDS: Int(30, 5, 3600),
@@ -103,7 +106,8 @@ export const EnvSchema = Type.Object({
   SVC_SMS_MAX_SCHEDULE_DAYS: Int(90, 1, 3650),
   // Recipients of one send (after merging) that may share a phone number (TOO_MANY_FOR_ONE_PHONE beyond it).
   SVC_SMS_MAX_PER_PHONE: Int(5, 1, 10_000),
-  // Days the audit log keeps an event (GET /v1/audit-events); 0 keeps every event.
+  // Days the audit log keeps an event (GET /v1/audit-events); 0 keeps every event. Both retentions are stored by a
+  // migration run as the owner's setting (db/repos/retention-settings.ts): the purges read that, never this.
   SVC_AUDIT_RETENTION_DAYS: Int(400, 0, 36_500),
   // Days an SMS message (with its recipients: numbers, names, text) is kept after it was accepted; 0 keeps all.
   SVC_SMS_RETENTION_DAYS: Int(400, 0, 36_500),
@@ -118,8 +122,17 @@ export const EnvSchema = Type.Object({
   SVC_OTP_MAX_ATTEMPTS: Int(5, 1, 10),
   SVC_OTP_RESEND_SECONDS: Int(60, 0, 3600),
   SVC_OTP_DAILY_LIMIT: Int(10, 1, 1000),
-  // The key of the codes' hashes and of the per-phone counters (lib/otp/code-key.ts); unset: derived from
-  // SVC_JWT_SECRET.
+  // Codes that verify a number (phone verification), per local day and tenant: what self-registered accounts of one
+  // academy may spend of its SMS on proving numbers.
+  SVC_OTP_TENANT_DAILY_VERIFICATIONS: Int(200, 1, 1_000_000),
+  // After a verified phone is replaced, recovery and the SMS second factor send nothing to the new number for this
+  // long (lib/auth/phone-change.ts); 0: no wait.
+  SVC_PHONE_CHANGE_HOLD_HOURS: Int(24, 0, 720),
+  // Keys for data at rest (lib/data-keys/ring-from-env.ts): a JSON array of {kid, key}, as text or `file:` and a path;
+  // the first seals new secrets and keys new code hashes, every key opens what it sealed.
+  SVC_DATA_KEYS: Secret(),
+  // Without SVC_DATA_KEYS, the one data key (kid default); beside it, the key that still opens what it sealed. Unset:
+  // derived from SVC_JWT_SECRET (kid jwt).
   SVC_OTP_SECRET: Secret(32),
   // How long the second step of a login with a second factor may come after its password (the mfa cookie's life).
   SVC_MFA_TOKEN_TTL_SECONDS: Int(300, 60, 3600),
@@ -278,6 +291,10 @@ function crossFieldProblems(env: Env): string[] {
     else if (!env.SVC_JWT_SECRET && !read.keys.some((key) => key.signs)) {
       problems.push('SVC_JWT_KEYS: every key is verify-only (key_ops ["verify"]) and SVC_JWT_SECRET is unset: nothing would sign')
     }
+  }
+  if (env.SVC_DATA_KEYS) {
+    const read = readDataKeys(env.SVC_DATA_KEYS, legacyKidOf(env))
+    if ('problem' in read) problems.push(read.problem)
   }
   if (!isTimeZone(env.SVC_TIME_ZONE)) {
     problems.push(`SVC_TIME_ZONE: not an IANA time zone name such as Asia/Seoul or UTC (got ${JSON.stringify(env.SVC_TIME_ZONE)})`)

@@ -33,6 +33,11 @@ import * as advertising from './2026-11-28T00-00-00-advertising.js'
 import * as webhooks from './2026-11-28T01-00-00-webhooks.js'
 import * as openProviderGroup from './2026-11-28T02-00-00-open-provider-group.js'
 import * as smsIdRanges from './2026-11-28T03-00-00-sms-id-ranges.js'
+import * as phoneChangeGuards from './2026-11-29T00-00-00-phone-change-guards.js'
+import * as auditEventActorIndexes from './2026-11-29T01-00-00-audit-event-actor-indexes.js'
+import * as retentionSettings from './2026-11-29T01-10-00-retention-settings.js'
+import * as webhookLiveClaims from './2026-11-29T03-00-00-webhook-live-claims.js'
+import * as recoveryCodeKeys from './2026-11-29T05-00-00-recovery-code-keys.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -73,4 +78,9 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T01-00-00-webhooks': webhooks,
   '2026-11-28T02-00-00-open-provider-group': openProviderGroup,
   '2026-11-28T03-00-00-sms-id-ranges': smsIdRanges,
+  '2026-11-29T00-00-00-phone-change-guards': phoneChangeGuards,
+  '2026-11-29T01-00-00-audit-event-actor-indexes': auditEventActorIndexes,
+  '2026-11-29T01-10-00-retention-settings': retentionSettings,
+  '2026-11-29T03-00-00-webhook-live-claims': webhookLiveClaims,
+  '2026-11-29T05-00-00-recovery-code-keys': recoveryCodeKeys,
 }
