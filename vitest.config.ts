@@ -26,6 +26,10 @@ export default defineConfig({
           // (which claims any tenant's messages) runs on databases of its own (test/isolated-database.ts), and the
           // purge of expired rows, which spans tenants, already ran every minute in any file's app.
           maxWorkers: Math.max(2, availableParallelism() - 1),
+          // Files of a worker share its module graph instead of importing the whole app anew each (94 s of imports
+          // in a run of 341 s; 217 s without): every file builds its own app, database and tenants through
+          // test/helper.ts and keeps no state in modules, so nothing leaks from one file into the next.
+          isolate: false,
         },
       },
       {
