@@ -2,6 +2,16 @@ import { availableParallelism } from 'node:os'
 import { configDefaults, defineConfig } from 'vitest/config'
 import { SlowFilesFirst } from './test/slow-files-first.js'
 
+/** Tests of the pipelined driver's own behaviour on the wire (db/driver/README.md). */
+const WIRE_LEVEL_FILES = [
+  'test/db/pg-client.test.ts',
+  'test/db/synced-batch.test.ts',
+  'test/db/read-only-transaction.test.ts',
+  'test/db/session-state.test.ts',
+  'test/db/statement-flags.test.ts',
+  'test/db/request-transaction.test.ts',
+]
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -19,7 +29,7 @@ export default defineConfig({
         test: {
           name: 'fast',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/topology/**', 'test/browser/**'],
+          exclude: [...configDefaults.exclude, 'test/topology/**', 'test/browser/**', ...WIRE_LEVEL_FILES],
           globalSetup: ['test/global-setup.ts'],
           // Vitest's default (cores - 1) runs one file at a time on a 2-core machine, though its files mostly wait on
           // PostgreSQL and child processes. Two at a time is safe: each file works in tenants of its own, dispatch
@@ -30,6 +40,17 @@ export default defineConfig({
           // in a run of 341 s; 217 s without): every file builds its own app, database and tenants through
           // test/helper.ts and keeps no state in modules, so nothing leaks from one file into the next.
           isolate: false,
+        },
+      },
+      {
+        // The pipelined driver's wire-level tests patch pg's and the socket's prototypes and time the server's
+        // answers on one connection: each file in a process of its own, as the rest ran before isolate: false.
+        extends: true,
+        test: {
+          name: 'wire',
+          include: WIRE_LEVEL_FILES,
+          globalSetup: ['test/global-setup.ts'],
+          isolate: true,
         },
       },
       {
