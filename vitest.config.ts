@@ -2,6 +2,8 @@ import { availableParallelism } from 'node:os'
 import { configDefaults, defineConfig } from 'vitest/config'
 import { SlowFilesFirst } from './test/slow-files-first.js'
 
+const FAST_WORKERS = Math.max(2, availableParallelism() - 1)
+
 /** Tests of the pipelined driver's own behaviour on the wire (db/driver/README.md). */
 const WIRE_LEVEL_FILES = [
   'test/db/pg-client.test.ts',
@@ -35,7 +37,7 @@ export default defineConfig({
           // PostgreSQL and child processes. Two at a time is safe: each file works in tenants of its own, dispatch
           // (which claims any tenant's messages) runs on databases of its own (test/isolated-database.ts), and the
           // purge of expired rows, which spans tenants, already ran every minute in any file's app.
-          maxWorkers: Math.max(2, availableParallelism() - 1),
+          maxWorkers: FAST_WORKERS,
           // Files of a worker share its module graph instead of importing the whole app anew each (94 s of imports
           // in a run of 341 s; 217 s without): every file builds its own app, database and tenants through
           // test/helper.ts and keeps no state in modules, so nothing leaks from one file into the next.
@@ -50,6 +52,8 @@ export default defineConfig({
           name: 'wire',
           include: WIRE_LEVEL_FILES,
           globalSetup: ['test/global-setup.ts'],
+          // Vitest runs projects of one group with one worker count: the fast project's.
+          maxWorkers: FAST_WORKERS,
           isolate: true,
         },
       },
