@@ -130,3 +130,17 @@ export async function countAuditEventsUpTo(trx: TenantTx, filter: AuditEventFilt
     .executeTakeFirstOrThrow()
   return row.counted
 }
+
+/**
+ * Binds, for the rest of the transaction, who acts and from where, for the events a trigger records rather than the
+ * code (svc_forget_phone_verification's PHONE_CHANGED): set_config local to the transaction, so nothing outlives it
+ * on a pooled connection.
+ */
+export async function bindAuditOrigin(
+  trx: TenantTx,
+  origin: { actorId: number | null; ipAddress: string | null; requestId: string | null },
+): Promise<void> {
+  await sql`select set_config('app.audit_actor', ${origin.actorId === null ? '' : String(origin.actorId)}, true),
+                   set_config('app.audit_ip', ${origin.ipAddress?.slice(0, 64) ?? ''}, true),
+                   set_config('app.audit_request', ${origin.requestId ?? ''}, true)`.execute(trx)
+}

@@ -1,16 +1,17 @@
+import { bindAuditOrigin } from '../../db/repos/audit-events.js'
 import { findTenantById } from '../../db/repos/tenants.js'
 import { lockUser, replacePhone, type UserRecord } from '../../db/repos/users.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
-import { recordAuditEvent, type AuditEvent, type AuditOrigin } from '../audit/record.js'
+import type { AuditOrigin } from '../audit/record.js'
 import { AppError } from '../errors.js'
-import { maskPhone } from '../sms/phone.js'
 import { enqueueSystemSms, type SystemSmsSettings } from '../sms/system-messages.js'
 import { currentUserMissing } from './current-user.js'
 
 /**
  * A change of a user's phone, the only way the service writes one after the user exists. A stolen session must not
  * be able to move an account's phone unseen and then recover the account through it, so every change:
- * - is audited PHONE_CHANGED, both numbers masked;
+ * - is audited PHONE_CHANGED, both numbers masked, by the users_phone_changed trigger whoever writes the phone (here
+ *   with this request's actor, address and request id);
  * - when the old number was verified, tells that number (an ACCOUNT_NOTICE system message: the academy, that the
  *   number was changed, and when), so its owner learns of it on the phone they still hold;
  * - starts, when a verified number is replaced, the wait of SVC_PHONE_CHANGE_HOLD_HOURS during which recovery and the
@@ -30,9 +31,10 @@ export async function changePhone(
   const before = await lockUser(trx, owner.userId)
   if (!before) throw currentUserMissing()
   if (before.phone === phone) return before
+  // The users_phone_changed trigger records PHONE_CHANGED for every writer; this one tells it who acts.
+  await bindAuditOrigin(trx, origin)
   const after = await replacePhone(trx, owner.userId, phone)
   if (!after) throw currentUserMissing()
-  await recordAuditEvent(trx, owner.tenantId, origin, phoneChanged(owner.userId, before.phone, phone))
   if (before.phone !== null && before.phoneVerifiedAt !== null) {
     const tenant = await findTenantById(trx, owner.tenantId)
     if (!tenant) throw new AppError('INTERNAL_ERROR', 'user without a tenant')
@@ -40,12 +42,6 @@ export async function changePhone(
     await enqueueSystemSms(trx, sms, { tenantId: owner.tenantId, to: before.phone, text, kind: 'ACCOUNT_NOTICE' })
   }
   return after
-}
-
-/** PHONE_CHANGED: both numbers masked (null where there was, or is, none). */
-export function phoneChanged(userId: number, from: string | null, to: string | null): AuditEvent {
-  const masked = (phone: string | null) => (phone === null ? null : maskPhone(phone))
-  return { type: 'PHONE_CHANGED', targetId: userId, details: { from: masked(from), to: masked(to) } }
 }
 
 /**

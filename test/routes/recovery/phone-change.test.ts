@@ -98,6 +98,7 @@ describe('a stolen session and the phone (PATCH /v1/me, /v1/me/phone/verificatio
         targetType: 'USER',
         targetId: String(member.id),
         requestId: 'req-phone',
+        ipAddress: '127.0.0.1',
         details: { from: masked(before), to: masked(thief) },
       }),
     ])
@@ -124,6 +125,19 @@ describe('a stolen session and the phone (PATCH /v1/me, /v1/me/phone/verificatio
     expect((await patchPhone(again.headers, again.member.phone)).statusCode).toBe(200)
     expect(await eventsOf(again.tenant.id, 'PHONE_CHANGED')).toEqual([])
     expect(await sentTo(bed, again.member.phone!)).toEqual([])
+  })
+
+  it('records PHONE_CHANGED for a writer that is not the service too (an operator, an older instance), with no actor', async () => {
+    const { tenant, member } = await victim()
+    const next = uniquePhone()
+    await bed.owner.updateTable('users').set({ phone: next }).where('id', '=', member.id).execute()
+    expect(await eventsOf(tenant.id, 'PHONE_CHANGED')).toEqual([
+      expect.objectContaining({ actorId: null, ipAddress: null, requestId: null, targetId: String(member.id), details: { from: masked(member.phone!), to: masked(next) } }),
+    ])
+    expect(await userRow(member.id)).toMatchObject({ phoneVerifiedAt: null, verifiedPhoneReplacedAt: expect.any(Date) })
+    // A number of fewer than eight digits is masked whole.
+    await bed.owner.updateTable('users').set({ phone: '0212' }).where('id', '=', member.id).execute()
+    expect((await eventsOf(tenant.id, 'PHONE_CHANGED')).at(-1)!.details).toEqual({ from: masked(next), to: '***-****-****' })
   })
 
   it('keeps recovery and the SMS second factor away from a new number for SVC_PHONE_CHANGE_HOLD_HOURS', async () => {
