@@ -1,5 +1,6 @@
 import { isIPv6 } from 'node:net'
 import { AppError, type ErrorCode } from '../errors.js'
+import { ipv6Groups } from '../net/ipv6-groups.js'
 
 /**
  * The per-address budget shared by login, registration and refresh (SVC_LOGIN_IP_PER_MINUTE), counted in
@@ -28,22 +29,6 @@ export function budgetAddress(ip: string): string {
     return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.')
   }
   return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`
-}
-
-/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing dotted IPv4 part read as two groups). */
-function ipv6Groups(ip: string): number[] {
-  let text = ip.split('%')[0]!.toLowerCase()
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number]
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined]
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)))
-  const front = parse(head)
-  if (tail === undefined) return front
-  const back = parse(tail)
-  return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back]
 }
 
 /** The answer beyond the budget, with Retry-After until the window resets. */

@@ -1,4 +1,4 @@
-import { maskPhone, normalizePhone } from '../sms/phone.js'
+import { maskPhone, normalizePhone, PHONE_WRITING } from '../sms/phone.js'
 
 /**
  * Query parameters whose values a request log must not carry: `q` is search text (what staff typed about students
@@ -6,8 +6,6 @@ import { maskPhone, normalizePhone } from '../sms/phone.js'
  */
 const SECRET_PARAMETER = /^(q|.*(token|passw|secret|signature|api[-_]?key|auth|session|cookie|otp).*|sig|code|key)$/i
 
-// What people type into a phone number (lib/sms/phone.ts): digits, a leading `+` and separators.
-const PHONE_WRITING = /^\+?[0-9\s().-]+$/
 const MIN_PHONE_DIGITS = 8
 // Integer ids are canonical decimal (docs/api.md#conventions); the only phones written so are 15xx representative
 // numbers, a business's public line.

@@ -5,9 +5,11 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max'
  * `15881234`). The `max` metadata is used because the smaller sets accept unassigned ranges (`02-0000-0000`).
  */
 
-// Separators people type; anything else (letters, `ext`, full-width digits) makes the input invalid rather
-// than being silently dropped by the parser.
-const ALLOWED_INPUT = /^\+?[0-9\s().-]+$/
+/**
+ * Digits and the separators people type; anything else (letters, `ext`, full-width digits) makes the input invalid
+ * rather than being silently dropped by the parser. Also what a log line takes for a number (lib/http/log-url.ts).
+ */
+export const PHONE_WRITING = /^\+?[0-9\s().-]+$/
 const MAX_INPUT_LENGTH = 32
 
 // 15xx/16xx/18xx representative numbers: the provider accepts them as senders, and libphonenumber's
@@ -17,9 +19,15 @@ const REPRESENTATIVE_NUMBER = /^1[568]\d{6}$/
 const MIN_SENDER_DIGITS = 8
 const MAX_SENDER_DIGITS = 11
 
-export function normalizePhone(input: string): string | null {
+/** Input written as a phone number (trimmed, at most 32 characters): its text, or null. */
+export function phoneInput(input: string): string | null {
   const trimmed = input.trim()
-  if (trimmed.length === 0 || trimmed.length > MAX_INPUT_LENGTH || !ALLOWED_INPUT.test(trimmed)) return null
+  return trimmed.length === 0 || trimmed.length > MAX_INPUT_LENGTH || !PHONE_WRITING.test(trimmed) ? null : trimmed
+}
+
+export function normalizePhone(input: string): string | null {
+  const trimmed = phoneInput(input)
+  if (trimmed === null) return null
   const digits = trimmed.replace(/\D/g, '')
   if (REPRESENTATIVE_NUMBER.test(digits) && !trimmed.startsWith('+')) return digits
   // Without `+` a number must be written nationally (trunk prefix 0): the parser would otherwise read

@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net'
+import { ipv6Groups } from '../net/ipv6-groups.js'
 
 /**
  * Where the service refuses to send a tenant's webhook (SSRF): its own machine, the private networks it may sit in,
@@ -33,21 +34,6 @@ for (const [network, prefix] of [
   refused.addSubnet(network, prefix, 'ipv6')
 }
 
-/** The eight 16-bit groups of an address `isIP` called IPv6 (a trailing dotted quad and a zone allowed). */
-function groupsOf(address: string): number[] {
-  let text = address.replace(/%.*$/, '')
-  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
-  if (quad) {
-    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number]
-    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
-  }
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)))
-  const [head, tail] = text.split('::') as [string, string | undefined]
-  if (tail === undefined) return parse(head)
-  const [left, right] = [parse(head), parse(tail)]
-  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right]
-}
-
 const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`
 
 /**
@@ -56,7 +42,7 @@ const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 255}.${low 
  * and `2002:a00:1::` a private network.
  */
 function embeddedIpv4(address: string): string[] {
-  const g = groupsOf(address)
+  const g = ipv6Groups(address)
   const zero = (from: number, to: number) => g.slice(from, to).every((group) => group === 0)
   // IPv4-compatible ::a.b.c.d, IPv4-mapped ::ffff:a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d
   if (zero(0, 4) && ((g[4] === 0 && (g[5] === 0 || g[5] === 0xffff)) || (g[4] === 0xffff && g[5] === 0))) return [ipv4Of(g[6]!, g[7]!)]
