@@ -140,7 +140,11 @@ export async function bindAuditOrigin(
   trx: TenantTx,
   origin: { actorId: number | null; ipAddress: string | null; requestId: string | null },
 ): Promise<void> {
-  await sql`select set_config('app.audit_actor', ${origin.actorId === null ? '' : String(origin.actorId)}, true),
-                   set_config('app.audit_ip', ${origin.ipAddress?.slice(0, 64) ?? ''}, true),
-                   set_config('app.audit_request', ${origin.requestId ?? ''}, true)`.execute(trx)
+  // Held: its answer is read by nobody, so the pipelined driver writes it with the update it serves.
+  await executeHeld(
+    trx,
+    sql`select set_config('app.audit_actor', ${origin.actorId === null ? '' : String(origin.actorId)}, true),
+               set_config('app.audit_ip', ${origin.ipAddress?.slice(0, 64) ?? ''}, true),
+               set_config('app.audit_request', ${origin.requestId ?? ''}, true)`,
+  )
 }
