@@ -5,26 +5,33 @@ import { fileURLToPath } from 'node:url'
 import type { Database } from './db/database.js'
 import type { Clock } from './lib/clock.js'
 import type { Env } from './lib/env.js'
-import type { ResolveHost } from './lib/webhooks/resolve-host.js'
+import type { ResolveHost } from './lib/events/resolve-host.js'
 
 export interface AppOptions {
   env: Env
   database: Database
-  /** The system clock unless a test fixes the time of day (plugins/clock.ts). */
+  /** The system clock unless a test fixes the time of day (plugins/platform/clock.ts). */
   clock?: Clock
-  /** The system's DNS unless a test makes a name answer what it needs (plugins/webhooks.ts). */
+  /** The system's DNS unless a test makes a name answer what it needs (plugins/events/webhooks.ts). */
   resolveHost?: ResolveHost
-  /** Built only to read its routes (the OpenAPI document): nothing at start may query the database (plugins/data-keys.ts). */
+  /** Built only to read its routes (the OpenAPI document): nothing at start may query the database (plugins/platform/data-keys.ts). */
   withoutDatabase?: true
 }
 
 const here = dirname(fileURLToPath(import.meta.url))
 
-/** The whole service as one plugin: infrastructure plugins first, then the route tree. Nothing else. */
+/**
+ * The whole service as one plugin: the plugins, then the route tree. Nothing else. plugins/platform/ holds the
+ * cross-cutting plugins, one file each; every other folder of plugins/ is a domain, loaded through its index.ts,
+ * which registers the domain's parts and names its routes, logic and repositories. Autoload orders them all by
+ * the dependencies they declare.
+ */
 export default async function app(fastify: FastifyInstance, options: AppOptions): Promise<void> {
   await fastify.register(AutoLoad, {
     dir: join(here, 'plugins'),
     options,
+    // A plugin's folder is a domain or the platform, not a URL prefix.
+    dirNameRoutePrefix: false,
     ignorePattern: /\.(test|spec)\.|\.d\.ts$|\.map$/,
   })
   await fastify.register(AutoLoad, {

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { configDefaults, defineConfig } from 'vitest/config'
-import { SlowFilesFirst } from './test/slow-files-first.js'
+import { SlowFilesFirst } from './test/support/slow-files-first.js'
 
 const FAST_WORKERS = Math.max(2, availableParallelism() - 1)
 
@@ -32,15 +32,15 @@ export default defineConfig({
           name: 'fast',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/topology/**', 'test/browser/**', ...WIRE_LEVEL_FILES],
-          globalSetup: ['test/global-setup.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
           // Vitest's default (cores - 1) runs one file at a time on a 2-core machine, though its files mostly wait on
           // PostgreSQL and child processes. Two at a time is safe: each file works in tenants of its own, dispatch
-          // (which claims any tenant's messages) runs on databases of its own (test/isolated-database.ts), and the
+          // (which claims any tenant's messages) runs on databases of its own (test/support/isolated-database.ts), and the
           // purge of expired rows, which spans tenants, already ran every minute in any file's app.
           maxWorkers: FAST_WORKERS,
           // Files of a worker share its module graph instead of importing the whole app anew each (94 s of imports
           // in a run of 341 s; 217 s without): every file builds its own app, database and tenants through
-          // test/helper.ts and keeps no state in modules, so nothing leaks from one file into the next.
+          // test/support/helper.ts and keeps no state in modules, so nothing leaks from one file into the next.
           isolate: false,
         },
       },
@@ -51,7 +51,7 @@ export default defineConfig({
         test: {
           name: 'wire',
           include: WIRE_LEVEL_FILES,
-          globalSetup: ['test/global-setup.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
           // Vitest runs projects of one group with one worker count: the fast project's.
           maxWorkers: FAST_WORKERS,
           isolate: true,
@@ -76,7 +76,7 @@ export default defineConfig({
         test: {
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
-          globalSetup: ['test/global-setup.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
           sequence: { groupOrder: 2 },
         },
       },

@@ -7,7 +7,7 @@ import { LentConnection } from './driver/lent-connection.js'
 import type { PooledConnection } from './driver/pooled-connection.js'
 import { acquireEmbeddedLock, type EmbeddedLock } from './embedded-lock.js'
 import { migrateToLatest } from './migrate.js'
-import type { RetentionSettings } from './repos/retention-settings.js'
+import type { RetentionSettings } from './repos/audit/retention-settings.js'
 import type { DB } from './schema.js'
 import { APP_ROLE, runtimeDatabase } from './tenant-transaction.js'
 

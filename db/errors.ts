@@ -39,7 +39,7 @@ export class RequestScopeRefused extends Error {
   }
 }
 
-// SQLSTATE raised by svc_check_daily_quota and svc_reserve_daily_quota (db/repos/sms-quota.ts).
+// SQLSTATE raised by svc_check_daily_quota and svc_reserve_daily_quota (db/repos/sms/sms-quota.ts).
 const QUOTA_EXCEEDED = 'SV020'
 
 /**

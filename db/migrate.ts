@@ -2,12 +2,12 @@ import type { Kysely } from 'kysely'
 import { Migrator, type MigrationResultSet } from 'kysely/migration'
 import { applyFunctionFiles, type AppliedFunctions } from './function-files.js'
 import { migrations } from './migrations/index.js'
-import { storeRetentionSettings, type RetentionSettings } from './repos/retention-settings.js'
-import { prepareRanges } from './repos/sms-retention.js'
+import { storeRetentionSettings, type RetentionSettings } from './repos/audit/retention-settings.js'
+import { prepareRanges } from './repos/sms/sms-retention.js'
 
 /**
  * Applies every pending migration (tables, indexes, policies: frozen history), then every SQL function's current
- * definition from db/functions, then creates the SMS tables' ranges of ids ahead (db/repos/sms-retention.ts: so a
+ * definition from db/functions, then creates the SMS tables' ranges of ids ahead (db/repos/sms/sms-retention.ts: so a
  * scheduled `npm run migrate` keeps them where no instance may act as the owner), then stores `retention` when given
  * (the environment's SVC_AUDIT_RETENTION_DAYS and SVC_SMS_RETENTION_DAYS: whoever migrates sets what every purge
  * applies); throws with the failing migration's or file's name when one fails.

@@ -3,7 +3,7 @@ import type { Env } from '../lib/env.js'
 import { kyselyOver, openPostgres, type Database, type PostgresOptions } from './database.js'
 import { createPool } from './driver/pools.js'
 import { embeddedWarning, openEmbedded } from './embedded.js'
-import type { RetentionSettings } from './repos/retention-settings.js'
+import type { RetentionSettings } from './repos/audit/retention-settings.js'
 import type { DB } from './schema.js'
 
 export interface OpenedDatabase extends Database {
@@ -23,7 +23,7 @@ export function postgresOptions(env: Env): PostgresOptions {
   }
 }
 
-/** What a migration run stores as the retention every purge applies (db/repos/retention-settings.ts). */
+/** What a migration run stores as the retention every purge applies (db/repos/audit/retention-settings.ts). */
 export function retentionSettings(env: Env): RetentionSettings {
   return { auditDays: env.SVC_AUDIT_RETENTION_DAYS, smsDays: env.SVC_SMS_RETENTION_DAYS }
 }

@@ -54,7 +54,7 @@ export interface UsersTable {
   phone: string | null
   /** When the user proved the current phone (lib/otp); a trigger clears it whenever the phone changes. */
   phoneVerifiedAt: NullableTimestamp
-  /** When a verified phone was last replaced (the same trigger); recovery and SMS codes wait after it (lib/auth/phone-change.ts). */
+  /** When a verified phone was last replaced (the same trigger); recovery and SMS codes wait after it (lib/account-security/phone/phone-change.ts). */
   verifiedPhoneReplacedAt: NullableTimestamp
   role: Role
   status: ColumnType<UserStatus, UserStatus | undefined, UserStatus>
@@ -203,9 +203,9 @@ export interface RecipientGroupMembersTable extends StoredRecipient {
 export type SmsStatus = 'PENDING' | 'DISPATCHED' | 'SENT' | 'FAILED' | 'PARTIAL' | 'CANCELLED'
 export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT'
 
-/** An advertisement is framed, kept out of the quiet hours and off the opt-out list (lib/sms/advertising.ts). */
+/** An advertisement is framed, kept out of the quiet hours and off the opt-out list (lib/advertising/advertising.ts). */
 export type SmsPurpose = 'INFORMATIONAL' | 'ADVERTISEMENT'
-/** STAFF: a staff member's send, in the history. Any other kind is the service's own message (lib/sms/system-messages.ts). */
+/** STAFF: a staff member's send, in the history. Any other kind is the service's own message (lib/dispatch/system-messages.ts). */
 export type SmsKind = 'STAFF' | 'VERIFICATION_CODE' | 'ACCOUNT_NOTICE'
 
 export interface SmsMessagesTable {
@@ -283,7 +283,7 @@ export interface SmsDailyUsageTable {
   updatedAt: Generated<Date>
 }
 
-/** The usage report's figures, as sms_usage, sms_usage_days and sms_usage_changes carry them (db/repos/sms-usage.ts). */
+/** The usage report's figures, as sms_usage, sms_usage_days and sms_usage_changes carry them (db/repos/audit/sms-usage.ts). */
 export interface SmsUsageFigures {
   messages: Generated<number>
   recipients: Generated<number>
@@ -362,7 +362,7 @@ export interface SmsMessageCountsTable {
 
 /**
  * The ranges of message ids the SMS tables are partitioned by, one a month, and when each was opened (ids started
- * coming from it); the owner's partition upkeep only (db/repos/sms-retention.ts), not readable by the runtime role.
+ * coming from it); the owner's partition upkeep only (db/repos/sms/sms-retention.ts), not readable by the runtime role.
  */
 export interface SmsIdRangesTable {
   firstId: number
@@ -423,7 +423,7 @@ export interface OneTimeCodeDaysTable {
 
 /**
  * Codes sent per phone number and local day across every tenant (the brake on SMS pumping): no tenant, no RLS.
- * `phoneKey` is an HMAC of the number under the first data key (lib/otp/codes.ts), so the table names no number.
+ * `phoneKey` is an HMAC of the number under the first data key (lib/account-security/codes/codes.ts), so the table names no number.
  */
 export interface OneTimeCodePhoneDaysTable {
   phoneKey: string
@@ -433,7 +433,7 @@ export interface OneTimeCodePhoneDaysTable {
 
 /**
  * Codes that verify a number, per tenant and local day of SVC_TIME_ZONE (RLS): `counter` is 'tenant' for the tenant's
- * total, else the number's keyed hash (lib/otp/codes.ts), so the table names no number.
+ * total, else the number's keyed hash (lib/account-security/codes/codes.ts), so the table names no number.
  */
 export interface PhoneVerificationDaysTable {
   tenantId: number
@@ -443,7 +443,7 @@ export interface PhoneVerificationDaysTable {
 }
 
 /**
- * A user's second factors (lib/mfa; RLS). The TOTP secrets are sealed (lib/mfa/sealed-secret.ts), never in clear.
+ * A user's second factors (lib/mfa; RLS). The TOTP secrets are sealed (lib/account-security/second-factor/sealed-secret.ts), never in clear.
  * `totpSecret` counts from `totpEnabledAt`; `totpPendingSecret` waits for its first code.
  */
 export interface UserSecondFactorsTable {
@@ -458,14 +458,14 @@ export interface UserSecondFactorsTable {
   totpPendingAttempts: Generated<number>
   smsEnabledAt: NullableTimestamp
   /**
-   * The key the user's recovery codes are hashed with, sealed (lib/mfa/recovery-key.ts); null for a set hashed under
+   * The key the user's recovery codes are hashed with, sealed (lib/account-security/second-factor/recovery-key.ts); null for a set hashed under
    * the legacy key of the data keys, as before key ids.
    */
   recoveryKeySealed: string | null
   updatedAt: DefaultedTimestamp
 }
 
-/** A user's live recovery codes, a keyed hash each (lib/mfa/recovery-codes.ts; RLS). */
+/** A user's live recovery codes, a keyed hash each (lib/account-security/second-factor/recovery-codes.ts; RLS). */
 export interface UserRecoveryCodesTable {
   tenantId: number
   userId: number

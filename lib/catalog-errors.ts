@@ -23,7 +23,7 @@ export function refusalError(refusal: ScopeRefusal): AppError {
 
 /**
  * The one mapping from what the data layer reports to the error catalog, shared by the HTTP error handler, the
- * request transaction's end (plugins/tenant-tx.ts) and the in-process contract. Null for errors the data layer
+ * request transaction's end (plugins/platform/tenant-tx.ts) and the in-process contract. Null for errors the data layer
  * does not explain (the caller decides: usually INTERNAL_ERROR).
  */
 export function catalogErrorFor(error: unknown): AppError | null {

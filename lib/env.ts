@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { isIP } from 'node:net'
 import cron from 'node-cron'
-import { readSigningKeys } from './auth/signing-keys.js'
+import { readSigningKeys } from './sign-in/signing-keys.js'
 import { legacyKidOf, readDataKeys } from './data-keys/setting.js'
 import { isValidSenderNumber, normalizePhone } from './sms/phone.js'
 
@@ -54,7 +54,7 @@ export const EnvSchema = Type.Object({
   SVC_CORS_ORIGINS: Type.String({ default: '' }),
   SVC_MIGRATE_ON_START: Bool(true),
   SVC_JWT_SECRET: Secret(32),
-  // A JWK Set of private keys, as JSON text or `file:` and a path (lib/auth/signing-keys.ts): the first that may sign
+  // A JWK Set of private keys, as JSON text or `file:` and a path (lib/sign-in/signing-keys.ts): the first that may sign
   // (no `key_ops`, or one with "sign") signs, all verify.
   SVC_JWT_KEYS: Secret(),
   SVC_JWT_ISSUER: Type.String({ default: 'svc-auth-svc', minLength: 1 }),
@@ -107,7 +107,7 @@ export const EnvSchema = Type.Object({
   // Recipients of one send (after merging) that may share a phone number (TOO_MANY_FOR_ONE_PHONE beyond it).
   SVC_SMS_MAX_PER_PHONE: Int(5, 1, 10_000),
   // Days the audit log keeps an event (GET /v1/audit-events); 0 keeps every event. Both retentions are stored by a
-  // migration run as the owner's setting (db/repos/retention-settings.ts): the purges read that, never this.
+  // migration run as the owner's setting (db/repos/audit/retention-settings.ts): the purges read that, never this.
   SVC_AUDIT_RETENTION_DAYS: Int(400, 0, 36_500),
   // Days an SMS message (with its recipients: numbers, names, text) is kept after it was accepted; 0 keeps all.
   SVC_SMS_RETENTION_DAYS: Int(400, 0, 36_500),
@@ -126,7 +126,7 @@ export const EnvSchema = Type.Object({
   // academy may spend of its SMS on proving numbers.
   SVC_OTP_TENANT_DAILY_VERIFICATIONS: Int(200, 1, 1_000_000),
   // After a verified phone is replaced, recovery and the SMS second factor send nothing to the new number for this
-  // long (lib/auth/phone-change.ts); 0: no wait.
+  // long (lib/account-security/phone/phone-change.ts); 0: no wait.
   SVC_PHONE_CHANGE_HOLD_HOURS: Int(24, 0, 720),
   // Keys for data at rest (lib/data-keys/ring-from-env.ts): a JSON array of {kid, key}, as text or `file:` and a path;
   // the first seals new secrets and keys new code hashes, every key opens what it sealed.

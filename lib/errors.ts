@@ -1,7 +1,7 @@
 /**
  * The one error catalog: every error the service answers has a stable code, an HTTP status and a title here, and
  * a row in docs/api.md#error-codes (test/docs/error-table.test.ts fails when they differ). Handlers throw
- * `new AppError(code, detail)`; plugins/problem.ts renders it.
+ * `new AppError(code, detail)`; plugins/platform/problem.ts renders it.
  */
 export const ERROR_CATALOG = {
   VALIDATION_FAILED: [400, 'Request validation failed', 'The request does not match the expected schema.'],
@@ -55,7 +55,7 @@ export const ERROR_CATALOG = {
   // Answered by lib/http/server-options.ts from Node's HTTP parser, before any route or hook (no request id).
   REQUEST_HEADER_FIELDS_TOO_LARGE: [431, 'Request header fields too large', 'The request headers are too large.'],
   REQUEST_TIMEOUT: [408, 'Request timeout', 'The request was not received in time.'],
-  // Answered by plugins/node-refusals.ts for an Expect header Node cannot meet (anything but 100-continue).
+  // Answered by plugins/platform/node-refusals.ts for an Expect header Node cannot meet (anything but 100-continue).
   EXPECTATION_FAILED: [417, 'Expectation failed', 'The Expect header asks for something this service does not do.'],
   RATE_LIMITED: [429, 'Too many requests', 'Too many requests; try again later.'],
   SENDER_SETTING_NOT_APPROVED: [

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
-import { generateSigningKey } from '../lib/auth/generate-signing-key.js'
-import { SIGNING_ALGORITHMS, type SigningAlgorithm } from '../lib/auth/signing-keys.js'
+import { generateSigningKey } from '../lib/sign-in/generate-signing-key.js'
+import { SIGNING_ALGORITHMS, type SigningAlgorithm } from '../lib/sign-in/signing-keys.js'
 import { runScript, UsageError } from './run-script.js'
 
 const USAGE = `usage: npm run -s keys:generate -- [--alg ${SIGNING_ALGORITHMS.join('|')}]`

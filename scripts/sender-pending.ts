@@ -1,5 +1,5 @@
 import { openDatabase } from '../db/open.js'
-import { listPendingSenderNumbers } from '../db/repos/sender-settings.js'
+import { listPendingSenderNumbers } from '../db/repos/sms/sender-settings.js'
 import { loadDotEnv, loadEnv } from '../lib/env.js'
 import { runScript, UsageError } from './run-script.js'
 

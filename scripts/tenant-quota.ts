@@ -1,5 +1,5 @@
 import { openOwner } from '../db/open.js'
-import { setTenantDailyQuota } from '../db/repos/tenant-operations.js'
+import { setTenantDailyQuota } from '../db/repos/tenancy/tenant-operations.js'
 import { loadDotEnv, loadEnv } from '../lib/env.js'
 import { runScript, UsageError } from './run-script.js'
 

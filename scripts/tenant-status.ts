@@ -1,5 +1,5 @@
 import { openOwner } from '../db/open.js'
-import { setTenantStatus } from '../db/repos/tenant-operations.js'
+import { setTenantStatus } from '../db/repos/tenancy/tenant-operations.js'
 import type { TenantStatus } from '../db/schema.js'
 import { loadDotEnv, loadEnv } from '../lib/env.js'
 import { runScript, UsageError } from './run-script.js'

@@ -6,7 +6,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { sql } from 'kysely'
-import { insertTenantAndSender } from '../../test/dispatch-fixtures.js'
+import { insertTenantAndSender } from '../../test/support/dispatch-fixtures.js'
 import { spawnTracked } from './cleanup.js'
 import { benchConfig } from './config.js'
 import { cpuSnapshot, cpuUse, describeCpu } from './cpu.js'

@@ -1,12 +1,12 @@
 /**
- * The loopback fake of the live SMS provider (test/fakes/extsms-server.ts) as a process of its own, so its work is
+ * The loopback fake of the live SMS provider (test/support/fakes/extsms-server.ts) as a process of its own, so its work is
  * accounted apart from the harness. Prints one JSON line {"url"} once listening; runs until SIGTERM.
  *   node --import tsx bench/lib/fake-provider.ts   (env FAKE_API_KEY, FAKE_API_SECRET, FAKE_LATENCY_MS)
  *
  * FAKE_LATENCY_MS holds every answer that long after its call took effect (each phase of the group API: create, add,
  * send, read back), as a provider across the internet would take.
  */
-import { startFakeExtSms } from '../../test/fakes/extsms-server.js'
+import { startFakeExtSms } from '../../test/support/fakes/extsms-server.js'
 
 const fake = await startFakeExtSms({
   apiKey: process.env.FAKE_API_KEY ?? '',

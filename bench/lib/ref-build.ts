@@ -73,7 +73,7 @@ function oncePerCommit(make: (commit: string) => Promise<string>): (commit: stri
 }
 
 /**
- * The loopback fake provider of a commit (its bench/lib/fake-provider.ts and test/fakes/), extracted under
+ * The loopback fake provider of a commit (its bench/lib/fake-provider.ts and the fakes folder), extracted under
  * bench/.build/ and removed at the end of the run: the fake must speak the protocol of the adapter it serves (the
  * one-call send before the group API, the group API after), so each side of a comparison runs its own commit's.
  * Returns the path of its fake-provider.ts, for startFake.
@@ -85,7 +85,9 @@ async function extractProviderFake(commit: string): Promise<string> {
   await mkdir(dir, { recursive: true })
   onCleanup(`remove ${dir}`, () => rm(dir, { recursive: true, force: true }))
   const archive = join(dir, 'fake.tar')
-  await git('archive', '--format=tar', `--output=${archive}`, commit, 'bench/lib/fake-provider.ts', 'test/fakes')
+  // The fake moved from test/fakes/ to test/support/fakes/: a commit from before the move has the old folder.
+  const fakes = (await git('ls-tree', '--name-only', commit, 'test/support/fakes')) ? 'test/support/fakes' : 'test/fakes'
+  await git('archive', '--format=tar', `--output=${archive}`, commit, 'bench/lib/fake-provider.ts', fakes)
   await run('tar', ['-xf', archive, '-C', dir])
   await rm(archive)
   return join(dir, 'bench', 'lib', 'fake-provider.ts')

@@ -2,8 +2,8 @@ import bcrypt from 'bcrypt'
 import { sql, type Kysely } from 'kysely'
 import { randomInt } from 'node:crypto'
 import type { DB } from '../../db/schema.js'
-import { checkDigit } from '../../lib/tenant/business-number.js'
-import { ACCESS_COOKIE, REFRESH_COOKIE } from '../../lib/auth/cookies.js'
+import { checkDigit } from '../../lib/tenancy/business-number.js'
+import { ACCESS_COOKIE, REFRESH_COOKIE } from '../../lib/sign-in/cookies.js'
 
 /** One password for every seeded account; it passes the password policy. */
 export const PASSWORD = 'Bench-Passw0rd-2026'

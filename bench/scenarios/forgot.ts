@@ -6,7 +6,7 @@
  * (lookup, limits, the code, the SMS in the outbox; the dispatcher is off). How many codes each known run issued is
  * in the notes (0 would mean the comparison measured nothing).
  *
- * The answer leaves before any of that work starts (lib/auth/recovery-requests.ts). What a prober sees is paced
+ * The answer leaves before any of that work starts (lib/account-security/recovery/recovery-requests.ts). What a prober sees is paced
  * requests from one address, the per-address budget keeping it far below saturation: known and unknown alternate,
  * one request every PACE_MS, timed by the client. Target: the two p50s within 10 % of each other. Back to back on
  * connections that never pause (the standard load, 10 connections), a known user's work done after its answer takes

@@ -9,7 +9,7 @@ import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import { heading, ratioRow } from '../lib/scenario-helpers.js'
 import { loginStaff, type SeededTenant } from '../lib/seed.js'
 import { measureOnFreshService, standardLoad, type Requests } from '../lib/service-scenario.js'
-import { REFRESH_COOKIE } from '../../lib/auth/cookies.js'
+import { REFRESH_COOKIE } from '../../lib/sign-in/cookies.js'
 
 /** One refresh chain per connection, each from a fresh login. */
 export async function refreshChains(serviceUrl: string, tenant: SeededTenant): Promise<Requests> {

@@ -13,9 +13,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { decodeProtectedHeader } from 'jose'
-import { generateSigningKey } from '../../lib/auth/generate-signing-key.js'
-import { readSigningKeys } from '../../lib/auth/signing-keys.js'
-import { createTokenKeys, type TokenKeys } from '../../lib/auth/token-keys.js'
+import { generateSigningKey } from '../../lib/sign-in/generate-signing-key.js'
+import { readSigningKeys } from '../../lib/sign-in/signing-keys.js'
+import { createTokenKeys, type TokenKeys } from '../../lib/sign-in/token-keys.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import { waitForQuiet } from '../lib/cpu.js'
 import type { BenchDatabase } from '../lib/database.js'

@@ -1,5 +1,5 @@
 /**
- * Delivery events (webhooks, lib/webhooks/deliverer.ts) on one service instance with production settings
+ * Delivery events (webhooks, lib/events/deliverer.ts) on one service instance with production settings
  * (SVC_SMS_DISPATCHER=on, which runs the delivery loop; SVC_WEBHOOK_ALLOW_PRIVATE=true, as the receiver is on
  * loopback; concurrency, time limit and scheduler at their defaults).
  *

@@ -1,11 +1,11 @@
--- The dispatcher's claim (db/repos/dispatch.ts): due PENDING messages across tenants, SKIP LOCKED so instances never
+-- The dispatcher's claim (db/repos/dispatch/dispatch.ts): due PENDING messages across tenants, SKIP LOCKED so instances never
 -- take the same row, answered as (tenant, id, claim token) only. Held messages are filtered out, not claimed: the
 -- tenant is not ACTIVE, or a live-provider message's stored sender number is not the tenant's current APPROVED one
 -- (every tenant sends through one provider account, so a number rejected or replaced since the message was stored
 -- must not go out). A system message from system_sender (SVC_SMS_SYSTEM_SENDER, the service's own number) does not
 -- wait for the tenant's number. A message past its discard_after is claimed even when held, so that the hand-over
 -- ends it FAILED and its text is erased. An advertisement is claimed only while advertising_open: the dispatcher
--- passes false in the quiet hours of SVC_TIME_ZONE (lib/sms/quiet-hours.ts, its clock), and an instance of an
+-- passes false in the quiet hours of SVC_TIME_ZONE (lib/advertising/quiet-hours.ts, its clock), and an instance of an
 -- earlier release, which passes no value, never claims one. A new claim starts unhanded (handed_over_at null).
 -- SECURITY DEFINER: the runtime role cannot see across tenants.
 create or replace function svc_claim_due_sms(

@@ -1,4 +1,4 @@
--- The webhook deliverer's claim (db/repos/webhook-events.ts): due undelivered events across tenants, answered as
+-- The webhook deliverer's claim (db/repos/events/webhook-events.ts): due undelivered events across tenants, answered as
 -- (tenant, id, claim token) only; every read of the event happens later in its tenant's context. The lease outlasts a
 -- delivery's time limit: a dead instance's claims lapse and another delivers them (at least once).
 -- Fair across tenants: each tenant's due events are ranked oldest first and the batch takes every tenant's first

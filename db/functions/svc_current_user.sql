@@ -1,6 +1,6 @@
 -- Kept for one release only: the previous release's GET /v1/me read, which svc_signed_in_user replaces (it adds
 -- phone_verified_at). Remove this file in the release after the one that added svc_signed_in_user.
--- GET /v1/me's read (db/repos/users.ts): the caller's user row and its tenant. A PL/pgSQL function so PostgreSQL
+-- GET /v1/me's read (db/repos/tenancy/users.ts): the caller's user row and its tenant. A PL/pgSQL function so PostgreSQL
 -- plans the join once per server session even when no statement is prepared (behind a transaction pooler, where
 -- planning it on every request cost more than the rest of the request). SECURITY INVOKER: runs as svc_app, so the
 -- users row is under RLS (the tenant bound by svc_request_scope); tenants has no RLS.

@@ -1,6 +1,6 @@
 -- Row trigger of users and owner_directory: fills login_key for writers that leave it out (an operator's insert),
 -- only where the fold is certain (printable ASCII: lower-casing); any other login id must come with its key
--- (computed by the service, lib/tenant/identifiers.ts).
+-- (computed by the service, lib/tenancy/identifiers.ts).
 create or replace function svc_fill_login_key() returns trigger language plpgsql as $$
 begin
   if tg_op = 'UPDATE' and new.user_login_id is distinct from old.user_login_id and new.login_key = old.login_key then

@@ -4,7 +4,7 @@
 -- operator's SQL) can move a verified mark to a number nobody proved; a statement that also sets phone_verified_at is
 -- overruled too (marking a number verified is a statement of its own, after the change). For the same reason it
 -- records the change: PHONE_CHANGED, both numbers masked, with the actor, address and request id the writer bound in
--- the transaction (app.audit_actor, app.audit_ip, app.audit_request: lib/auth/phone-change.ts), none for a writer
+-- the transaction (app.audit_actor, app.audit_ip, app.audit_request: lib/account-security/phone/phone-change.ts), none for a writer
 -- that bound nothing. Replacing a verified number stamps verified_phone_replaced_at, from which recovery and SMS codes
 -- wait; replacing an unverified one keeps the stamp, so moving on to a third number never shortens the wait.
 -- SECURITY INVOKER: the delete and the insert run as the writer, under RLS, in the writer's tenant.

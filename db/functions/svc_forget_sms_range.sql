@@ -1,4 +1,4 @@
--- The last step of dropping a range of message ids past retention (plugins/sms-retention.ts), run by the owner in
+-- The last step of dropping a range of message ids past retention (plugins/sms/sms-retention.ts), run by the owner in
 -- one transaction once both partitions are detached (DETACH ... CONCURRENTLY, which no send or dispatch waits on):
 -- counts the range's staff messages per sender, drops the two tables, then takes those counts off the history
 -- totals (a dropped table fires no delete trigger) and forgets the range. The totals are updated last, so the

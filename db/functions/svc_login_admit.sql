@@ -1,4 +1,4 @@
--- A login's admission in one call (db/repos/login-admission.ts): finds the tenant and the user the attempt names
+-- A login's admission in one call (db/repos/sign-in/login-admission.ts): finds the tenant and the user the attempt names
 -- and counts the attempt before its password is checked. A known user's attempts count on the user's own counter
 -- (svc_login_admit_user), whatever the entry, so root and portal entry share one limit; an attempt that names no
 -- user counts on the key as presented (login_failures), which locks the same way, so a lock tells nothing about

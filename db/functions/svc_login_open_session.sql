@@ -1,4 +1,4 @@
--- Opens a session, the one way a login (its password proven) and a registration both do it (lib/auth/open-session.ts),
+-- Opens a session, the one way a login (its password proven) and a registration both do it (lib/sign-in/open-session.ts),
 -- in the caller's tenant transaction after its set_config: locks the user (sign-ins and credential changes of one
 -- user serialise), forgives the user's failed logins when asked (a login's password is proven; a registration has
 -- none to forgive), and for an ACTIVE user stores an upgraded hash if given, ends the session of the same device

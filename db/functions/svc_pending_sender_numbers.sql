@@ -1,4 +1,4 @@
--- `npm run sender:pending` (db/repos/sender-settings.ts): sender numbers of one provider awaiting an operator across
+-- `npm run sender:pending` (db/repos/sms/sender-settings.ts): sender numbers of one provider awaiting an operator across
 -- tenants, with exactly what scripts/approve-sender.sh needs, and the tenant (if any) for which the same number is
 -- already APPROVED: such an approval is refused (SENDER_NUMBER_IN_USE), since every tenant sends through one
 -- provider account. SECURITY DEFINER, so the shell never needs the owner's credentials.

@@ -1,4 +1,4 @@
--- Partition upkeep, run by the owner (plugins/sms-retention.ts at start and hourly, and by every migration): creates
+-- Partition upkeep, run by the owner (plugins/sms/sms-retention.ts at start and hourly, and by every migration): creates
 -- the ranges of ids of this month and p_months_ahead months ahead (UTC), then opens this month's range by moving the
 -- id sequence to its start (forward only). Returns how many ranges it created. If it stops running, ids keep coming
 -- from the last range opened: sends never fail for want of a partition, that range only grows. p_now is the time it

@@ -1,4 +1,4 @@
--- Audit retention (plugins/maintenance.ts): removes events older than the owner's retention_settings.audit_days (0
+-- Audit retention (plugins/platform/maintenance.ts): removes events older than the owner's retention_settings.audit_days (0
 -- keeps all), at most p_batch of them per call (never more than 10,000), oldest first, so one call never holds its
 -- locks long; the caller repeats while it returns p_batch.
 -- SECURITY DEFINER: the runtime role may not delete events (the log is append-only for it) and sees one tenant at a

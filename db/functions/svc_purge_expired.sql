@@ -1,4 +1,4 @@
--- The minute purge (plugins/maintenance.ts) of expired rows of every tenant: at most p_batch rows of each table per
+-- The minute purge (plugins/platform/maintenance.ts) of expired rows of every tenant: at most p_batch rows of each table per
 -- call, so one call never holds its locks long or writes a burst of WAL; a backlog (a long stop) drains over a few
 -- minutes. SECURITY DEFINER because the runtime role sees one tenant at a time under RLS; it answers a count only.
 create or replace function svc_purge_expired(p_batch integer) returns integer
@@ -6,10 +6,10 @@ language plpgsql security definer set search_path = public, pg_temp as $$
 declare
   -- Each table and what makes its rows expired.
   -- login_failures, user_login_failures: a day without failures, and no lockout running.
-  -- sms_daily_usage and the one-time code days: only the current local day decides (db/repos/sms-quota.ts,
+  -- sms_daily_usage and the one-time code days: only the current local day decides (db/repos/sms/sms-quota.ts,
   -- lib/otp), and the local day of any time zone (UTC-12 to UTC+14) is the UTC day, the one before or the one
   -- after, so what is older than yesterday in UTC is no zone's today.
-  -- mfa_challenges: the second step of a login (lib/auth/login-second-step.ts); an expired one opens nothing.
+  -- mfa_challenges: the second step of a login (lib/sign-in/login-second-step.ts); an expired one opens nothing.
   -- webhook_events: delivered or given up, kept 7 days for support (lib/webhooks).
   expiries constant text[] := array[
     'revoked_access_tokens', 'expires_at < now()',

@@ -1,4 +1,4 @@
--- SMS retention, row by row (plugins/sms-retention.ts): removes at most p_batch messages (never more than 10,000)
+-- SMS retention, row by row (plugins/sms/sms-retention.ts): removes at most p_batch messages (never more than 10,000)
 -- accepted more than the owner's retention_settings.sms_days ago (0 keeps all) with their recipients; the caller
 -- repeats while it returns p_batch. Whole months past retention are dropped as partitions instead
 -- (svc_sms_ranges_past_retention); this takes what is left: the oldest month still kept, a database whose owner

@@ -1,5 +1,5 @@
 -- Counts a send's recipients against its tenant's counter for the current local day (p_time_zone, SVC_TIME_ZONE;
--- db/repos/sms-quota.ts), or raises SV020 when that would pass the tenant's limit (its own quota, else
+-- db/repos/sms/sms-quota.ts), or raises SV020 when that would pass the tenant's limit (its own quota, else
 -- p_default_limit; 0: no limit), changing nothing; the refusal's DETAIL is the whole seconds until the next local
 -- midnight. One conditional upsert: a concurrent send of the same tenant waits for this row's lock and then sees the
 -- new total, so two sends never both fit into the last free places. The send's last statement, written with its

@@ -1,7 +1,7 @@
 -- The previous release's signature, counting the UTC day: kept for one release so that instances of that release
 -- still sending during a rolling upgrade find it (db/functions/README.md). The service calls svc_reserve_daily_quota; remove this
 -- file in the release after the one that added SVC_TIME_ZONE.
--- Counts a send's recipients against its tenant's counter for the current UTC day (db/repos/sms-quota.ts), or
+-- Counts a send's recipients against its tenant's counter for the current UTC day (db/repos/sms/sms-quota.ts), or
 -- raises SV020 when that would pass p_limit (0: no limit), changing nothing. One conditional upsert: a concurrent
 -- send of the same tenant waits for this row's lock and then sees the new total, so two sends never both fit into
 -- the last free places. The send's last statement, written with its commit, so the row stays locked only while

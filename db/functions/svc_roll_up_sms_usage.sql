@@ -1,4 +1,4 @@
--- The minute roll-up (plugins/maintenance.ts), for the local days of p_time_zone (SVC_TIME_ZONE): moves at most
+-- The minute roll-up (plugins/platform/maintenance.ts), for the local days of p_time_zone (SVC_TIME_ZONE): moves at most
 -- p_batch pending deltas of sms_usage_changes into the per-bucket totals of sms_usage and the per-day totals of
 -- sms_usage_days; answers the number of deltas moved, and the caller repeats while that is p_batch. Bounded, so a
 -- backlog (the job stopped for hours, history imported in bulk) drains a batch at a time within the statement time

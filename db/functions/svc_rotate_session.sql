@@ -1,4 +1,4 @@
--- A refresh in one statement (db/repos/session-rotation.ts), which is its own transaction: the address budget,
+-- A refresh in one statement (db/repos/sign-in/session-rotation.ts), which is its own transaction: the address budget,
 -- tenant check, session lock, reuse detection, reuse grace (the token the last rotation replaced, within
 -- reuse_grace_seconds, gets the current pair again: REISSUED) and rotation. It answers with an outcome instead of
 -- raising, so a reuse revocation commits. SECURITY INVOKER: runs as svc_app, so RLS applies once it has bound

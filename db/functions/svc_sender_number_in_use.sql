@@ -1,4 +1,4 @@
--- The approval call (db/repos/sender-settings.ts): whether a number is APPROVED for another tenant of the same
+-- The approval call (db/repos/sms/sender-settings.ts): whether a number is APPROVED for another tenant of the same
 -- provider. Every tenant sends through one provider account, so such a number would let one tenant send as
 -- another. SECURITY DEFINER, answering a boolean only: the runtime role cannot see other tenants' rows. The
 -- transaction-scoped lock on the number makes two approvals of the same number (for two tenants) take turns; the

@@ -1,4 +1,4 @@
--- GET /v1/me's read (db/repos/users.ts): the caller's user row, phone verification included, and its tenant. A
+-- GET /v1/me's read (db/repos/tenancy/users.ts): the caller's user row, phone verification included, and its tenant. A
 -- PL/pgSQL function so PostgreSQL plans the join once per server session even when no statement is prepared (behind
 -- a transaction pooler, where planning it on every request cost more than the rest of the request). SECURITY
 -- INVOKER: runs as svc_app, so the users row is under RLS (the tenant bound by svc_request_scope); tenants has no RLS.

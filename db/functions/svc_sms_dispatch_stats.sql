@@ -1,4 +1,4 @@
--- Dispatch metrics read at scrape time (plugins/metrics.ts): aggregates across tenants and nothing else (no ids, no
+-- Dispatch metrics read at scrape time (plugins/platform/metrics.ts): aggregates across tenants and nothing else (no ids, no
 -- tenant, no content). "Due" is what a dispatcher would claim now by time: an advertisement waiting out the quiet
 -- hours (advertising_open false, judged by the caller in SVC_TIME_ZONE) is pending, not due, so the oldest-due age
 -- does not climb all night. SECURITY DEFINER: the runtime role sees one tenant at a time under RLS.

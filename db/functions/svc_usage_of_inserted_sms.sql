@@ -1,5 +1,5 @@
 -- Statement-level trigger of sms_messages: journals what the statement's messages add to the usage report, one row
--- per (tenant, 15-minute UTC bucket of created_at) into sms_usage_changes (db/repos/sms-usage.ts). Only an insert:
+-- per (tenant, 15-minute UTC bucket of created_at) into sms_usage_changes (db/repos/audit/sms-usage.ts). Only an insert:
 -- a send never locks a shared counter row, so concurrent sends, dispatch and delivery reports never wait on each
 -- other here; the minute roll-up (svc_roll_up_sms_usage) folds the rows into sms_usage. A message stored CANCELLED
 -- counts nothing. A recipient left out as opted out counts in recipients and opted_out, never in segments or cost.

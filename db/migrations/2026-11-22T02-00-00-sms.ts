@@ -137,7 +137,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`select svc_protect_tenant_table('sms_recipients')`.execute(db)
 
   // Owned by the academy's class module, which may have created them first: created and protected here only when
-  // missing, so class sends (db/repos/class-roster.ts) find them either way.
+  // missing, so class sends (db/repos/sms/class-roster.ts) find them either way.
   await sql`
     create table if not exists classes (
       id bigint generated always as identity,

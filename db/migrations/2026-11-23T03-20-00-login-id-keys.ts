@@ -5,7 +5,7 @@ import { defineFunction } from '../function-files.js'
 
 // Login ids that differ only in case or Unicode form (`demo-student-4` / `Demo-Student-4`, fullwidth letters) were
 // separate accounts. Every users row and owner-directory entry now stores its login key: NFKC, case folded, computed
-// by the service (PostgreSQL has no NFKC case fold; lib/tenant/identifiers.ts loginIdKey, copied below as of today)
+// by the service (PostgreSQL has no NFKC case fold; lib/tenancy/identifiers.ts loginIdKey, copied below as of today)
 // and unique per scope (tenant for users, global for owners). Writers that do not set it (an operator's insert) get
 // it from a trigger for printable-ASCII ids, where the fold is plain lower-casing; any other id must come with its key.
 //

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 
 // Frozen in time: literal names and values only, never app constants (SQL functions: db/functions).
 
-// Advertising messages (lib/sms/advertising.ts, docs/api.md#advertising).
+// Advertising messages (lib/advertising/advertising.ts, docs/api.md#advertising).
 // - sms_messages.purpose: INFORMATIONAL or ADVERTISEMENT. An advertisement keeps, from its acceptance, the name and
 //   the opt-out number its text is framed with (ad_sender_name, ad_opt_out_number): the size and price the 201
 //   answered are those of the text the provider gets, even if the settings change before a scheduled send.

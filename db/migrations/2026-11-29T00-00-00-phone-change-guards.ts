@@ -3,7 +3,7 @@ import { defineFunction } from '../function-files.js'
 
 // Frozen in time: literal names and values only, never app constants (SQL functions: db/functions).
 
-// A stolen session must not move an account's phone (lib/auth/phone-change.ts, docs/security.md#phone-changes).
+// A stolen session must not move an account's phone (lib/account-security/phone/phone-change.ts, docs/security.md#phone-changes).
 // - users.verified_phone_replaced_at: when a verified phone was last replaced; set by the users_phone_changed
 //   trigger (svc_forget_phone_verification), whoever writes the phone. For a while after it, password recovery and
 //   the SMS second factor send nothing to the new number.

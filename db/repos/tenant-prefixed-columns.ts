@@ -1,4 +1,4 @@
-import type { Tenant } from './tenants.js'
+import type { Tenant } from './tenancy/tenants.js'
 
 /**
  * A tenant as a joined read returns it beside another row (svc_current_user, svc_login_admit): every column

@@ -1,4 +1,4 @@
-import type { AuditPosition } from '../../db/repos/audit-events.js'
+import type { AuditPosition } from '../../db/repos/audit/audit-events.js'
 
 // A cursor of GET /v1/audit-events names the last event of a page (its instant to the microsecond and its id: the
 // log's order) and the number of the page it leads to. Opaque to clients, so its form may change; it carries no

@@ -5,7 +5,7 @@ import {
   type AuditEventFilter,
   type AuditEventRecord,
   type AuditPosition,
-} from '../../db/repos/audit-events.js'
+} from '../../db/repos/audit/audit-events.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import type { AuditEventPage } from './audit-event-response.js'
 import { encodeAuditCursor, type AuditCursor } from './audit-cursor.js'

@@ -1,4 +1,4 @@
-import { insertAuditEvent } from '../../db/repos/audit-events.js'
+import { insertAuditEvent } from '../../db/repos/audit/audit-events.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import { TARGET_OF, type AuditEventType } from './event-types.js'
 

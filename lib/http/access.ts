@@ -16,15 +16,15 @@ export type Audience =
   | 'owner'
   /** Signed-in users of these roles. */
   | { roles: readonly Role[] }
-  /** An operations call signed with SVC_INTERNAL_HMAC_SECRET over its raw body (plugins/internal-signature.ts). */
+  /** An operations call signed with SVC_INTERNAL_HMAC_SECRET over its raw body (plugins/platform/internal-signature.ts). */
   | 'internal-signed'
-  /** The SMS provider's delivery reports, by X-Provider-Secret (plugins/provider-callback.ts). */
+  /** The SMS provider's delivery reports, by X-Provider-Secret (plugins/dispatch/provider-callback.ts). */
   | 'provider-callback'
   /** The holder of a refresh cookie (POST /v1/refresh checks the token itself). */
   | 'refresh-cookie'
-  /** The holder of the mfa cookie of a login's second step (lib/auth/login-second-step.ts checks the token). */
+  /** The holder of the mfa cookie of a login's second step (lib/sign-in/login-second-step.ts checks the token). */
   | 'mfa-cookie'
-  /** A scraper with SVC_METRICS_TOKEN (plugins/metrics.ts checks it). */
+  /** A scraper with SVC_METRICS_TOKEN (plugins/platform/metrics.ts checks it). */
   | 'metrics-token'
 
 /** The per-address budget shared by login, registration and password changes; the value is the code beyond it. */
@@ -49,10 +49,10 @@ export interface AccessPolicy {
   readonly credential: Credential
   /** Roles admitted, read from the access token; null when any signed-in user (or no user) is admitted. */
   readonly roles: readonly Role[] | null
-  /** The handler runs in a tenant transaction (plugins/tenant-tx.ts): the tenant comes from the credential. */
+  /** The handler runs in a tenant transaction (plugins/platform/tenant-tx.ts): the tenant comes from the credential. */
   readonly tenantTransaction: boolean
   /**
-   * The cookie whose presence makes an unsafe request subject to the origin check (plugins/csrf.ts): a cookie is
+   * The cookie whose presence makes an unsafe request subject to the origin check (plugins/platform/csrf.ts): a cookie is
    * what a cross-site page can ride on. Null where no cookie authenticates.
    */
   readonly csrfCookie: 'access' | 'refresh' | 'mfa' | null
@@ -138,7 +138,7 @@ const resolved = new WeakMap<object, AccessPolicy>()
 
 /**
  * The policy of the route a request matched, from its `config` (resolved once per route). A request that matched no
- * route has no `access`: it reads nothing. Every route declares one (plugins/access.ts fails the start otherwise).
+ * route has no `access`: it reads nothing. Every route declares one (plugins/platform/access.ts fails the start otherwise).
  */
 export function policyOf(config: { access?: Access }): AccessPolicy {
   let policy = resolved.get(config)

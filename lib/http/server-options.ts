@@ -137,7 +137,7 @@ export function serverOptions(env: Env): FastifyHttpOptions<Server> {
             serializers: { req: serializeRequest },
             ...(prettyLogs(env) ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
           },
-    // The id is chosen (and an unacceptable incoming one replaced) in one place; plugins/request-id.ts echoes it.
+    // The id is chosen (and an unacceptable incoming one replaced) in one place; plugins/platform/request-id.ts echoes it.
     requestIdHeader: false,
     genReqId: requestIdFor,
     logController: new OperatorLogController(),
@@ -149,9 +149,9 @@ export function serverOptions(env: Env): FastifyHttpOptions<Server> {
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Fastify copies its own requestTimeout onto the server after creating it; both must carry the limit.
     requestTimeout: env.SVC_HTTP_REQUEST_TIMEOUT_MS,
-    // Node's own Host check answers an empty 400; plugins/node-refusals.ts makes it instead, from the catalog.
+    // Node's own Host check answers an empty 400; plugins/platform/node-refusals.ts makes it instead, from the catalog.
     http: { ...requestTimeouts(env.SVC_HTTP_REQUEST_TIMEOUT_MS), requireHostHeader: false },
-    // plugins/closing.ts answers requests that arrive while closing, from the catalog.
+    // plugins/platform/closing.ts answers requests that arrive while closing, from the catalog.
     return503OnClosing: false,
     schemaController: schemaController(),
     clientErrorHandler: answerClientError,

@@ -1,7 +1,7 @@
 /**
  * The eight 16-bit groups of an address `net.isIP` calls IPv6 (`::` expanded, a zone dropped, a trailing dotted IPv4
- * part read as two groups): what the address budget keys by (lib/auth/address-budget.ts) and what the webhook
- * address policy reads embedded IPv4 addresses from (lib/webhooks/address-policy.ts).
+ * part read as two groups): what the address budget keys by (lib/sign-in/address-budget.ts) and what the webhook
+ * address policy reads embedded IPv4 addresses from (lib/events/address-policy.ts).
  */
 export function ipv6Groups(ip: string): number[] {
   let text = ip.split('%')[0]!.toLowerCase()

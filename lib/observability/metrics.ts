@@ -1,6 +1,6 @@
 /**
  * What the service counts, as plain calls made where an outcome is decided (login, refresh, a provider answer, a
- * webhook). plugins/metrics.ts implements it over a prom-client registry; with SVC_METRICS=off every call is a no-op.
+ * webhook). plugins/platform/metrics.ts implements it over a prom-client registry; with SVC_METRICS=off every call is a no-op.
  * Label values are closed sets: never a URL, a tenant, a user or a message id.
  */
 // `second_step`: a right password of a user with a second factor; the login completes (`ok`) or not at its second step.

@@ -18,7 +18,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  * The catalog codes an operation can answer, in catalog order. A plugin's refusals are derived from the same route
  * config that decides whether the plugin acts (`access`, `idempotency`, ...), so they cannot drift from what runs;
  * what the handler itself throws (directly or through lib/) is listed by the route in `schema.problems`.
- * The test helper checks every problem any test provokes against this list (test/documented-problems.ts).
+ * The test helper checks every problem any test provokes against this list (test/support/documented-problems.ts).
  */
 export function problemCodesOf(route: DocumentedRoute): ErrorCode[] {
   const config = route.config ?? {}
@@ -28,14 +28,14 @@ export function problemCodesOf(route: DocumentedRoute): ErrorCode[] {
   const codes = new Set<ErrorCode>(schema.problems ?? [])
   const add = (...more: ErrorCode[]) => more.forEach((code) => codes.add(code))
 
-  // plugins/problem.ts hides anything unexpected; the database may be unreachable, and closing answers 503 to all
+  // plugins/platform/problem.ts hides anything unexpected; the database may be unreachable, and closing answers 503 to all
   // but the probes, which report DOWN in their own body.
   add('INTERNAL_ERROR')
   if (!config.answersWhileClosing) add('SERVICE_UNAVAILABLE')
-  // Schema failures, malformed JSON, and values PostgreSQL refuses (plugins/problem.ts).
+  // Schema failures, malformed JSON, and values PostgreSQL refuses (plugins/platform/problem.ts).
   if (writes || schema.body || schema.querystring || schema.params || schema.headers) add('VALIDATION_FAILED')
   if (writes) add('PAYLOAD_TOO_LARGE')
-  // plugins/json-only.ts refuses a declared Content-Encoding or charset on every request, with a body or not.
+  // plugins/platform/json-only.ts refuses a declared Content-Encoding or charset on every request, with a body or not.
   add('UNSUPPORTED_MEDIA_TYPE')
   // The credential, the role check and the address budget of the route's access (lib/http/access.ts).
   add(...policy.problems)

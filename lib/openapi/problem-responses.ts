@@ -7,7 +7,7 @@ import { sharedHeader } from './response-headers.js'
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json'
 
 // Written as a reference: @fastify/swagger does not look for named schemas inside `content`. The component itself
-// is registered by plugins/swagger.ts.
+// is registered by plugins/platform/swagger.ts.
 const PROBLEM_REFERENCE = { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` }
 
 // The refusals that say when to come back: the address budget and the login lockout (lib/auth), the daily SMS

@@ -1,5 +1,5 @@
-import { ACCESS_COOKIE, REFRESH_COOKIE } from '../auth/cookies.js'
-import { MFA_COOKIE } from '../mfa/mfa-token.js'
+import { ACCESS_COOKIE, REFRESH_COOKIE } from '../sign-in/cookies.js'
+import { MFA_COOKIE } from '../account-security/second-factor/mfa-token.js'
 
 /** Response headers every operation shares, documented once under `components.headers` and referenced by name. */
 export const SHARED_RESPONSE_HEADERS = {

@@ -1,19 +1,19 @@
-import { findSenderSetting, LIVE_PROVIDER } from '../../db/repos/sender-settings.js'
+import { findSenderSetting, LIVE_PROVIDER } from '../../db/repos/sms/sender-settings.js'
 import {
   insertMessage,
   insertRecipients,
   templateExists,
   type MessageRecord,
   type RecipientRecord,
-} from '../../db/repos/sms-messages.js'
-import { checkDailyRecipients, reserveDailyRecipients, type DailyQuota } from '../../db/repos/sms-quota.js'
+} from '../../db/repos/sms/sms-messages.js'
+import { checkDailyRecipients, reserveDailyRecipients, type DailyQuota } from '../../db/repos/sms/sms-quota.js'
 import type { SmsPurpose, StoredRecipient } from '../../db/schema.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import type { Clock } from '../clock.js'
 import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
-import { frameText } from './advertising.js'
-import { advertisingTerms, type AdvertisingTerms } from './advertising-terms.js'
+import { frameText } from '../advertising/advertising.js'
+import { advertisingTerms, type AdvertisingTerms } from '../advertising/advertising-terms.js'
 import { assertRecipientCount, mergeRecipients } from './recipients.js'
 import { estimateMessage, inferRecipientType } from './sizing.js'
 
@@ -75,7 +75,7 @@ async function senderNumberFor(trx: TenantTx, provider: SendSettings['provider']
  * against the tenant's daily quota. Dispatch is not started here: the caller kicks the dispatcher after commit, so
  * the provider never sees uncommitted rows.
  *
- * An advertisement (lib/sms/advertising-terms.ts) is first held to its rules: outside the quiet hours, with an
+ * An advertisement (lib/advertising/advertising-terms.ts) is first held to its rules: outside the quiet hours, with an
  * opt-out number, and its recipients on the opt-out list stored OPTED_OUT, which no price, size or quota counts.
  *
  * The quota's reservation locks the tenant's counter row until the transaction ends, so it is the transaction's last

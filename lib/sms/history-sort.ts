@@ -1,4 +1,4 @@
-import type { HistorySort, HistorySortField } from '../../db/repos/sms-history.js'
+import type { HistorySort, HistorySortField } from '../../db/repos/sms/sms-history.js'
 
 /**
  * `createdAt,desc` style (Spring's `sort=field,dir`). The schema has already restricted the field to the

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, NullableStringEnum, StringEnum } from '../http/response-types.js'
-import type { MessageRecord, RecipientRecord } from '../../db/repos/sms-messages.js'
+import type { MessageRecord, RecipientRecord } from '../../db/repos/sms/sms-messages.js'
 import type { DeliveryStatus, SmsPurpose, SmsStatus, StoredRecipient } from '../../db/schema.js'
 import { maskPhone } from './phone.js'
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../http/response-types.js'
-import type { GroupRecord } from '../../db/repos/recipient-groups.js'
+import type { GroupRecord } from '../../db/repos/sms/recipient-groups.js'
 import type { StoredRecipient } from '../../db/schema.js'
 import { RecipientResponseSchema, toRecipientResponse } from './message-response.js'
 

@@ -1,5 +1,5 @@
-import type { ClassRoster } from '../../db/repos/class-roster.js'
-import { findOwnedGroup, listMembers } from '../../db/repos/recipient-groups.js'
+import type { ClassRoster } from '../../db/repos/sms/class-roster.js'
+import { findOwnedGroup, listMembers } from '../../db/repos/sms/recipient-groups.js'
 import type { StoredRecipient } from '../../db/schema.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import { AppError } from '../errors.js'

@@ -4,7 +4,7 @@ import {
   senderNumberInUse,
   type ApprovalDecision,
   type SenderSettingRecord,
-} from '../../db/repos/sender-settings.js'
+} from '../../db/repos/sms/sender-settings.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import { AppError } from '../errors.js'
 import { normalizePhone } from './phone.js'

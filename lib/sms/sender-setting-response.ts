@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, StringEnum } from '../http/response-types.js'
-import { LIVE_PROVIDER, type SenderSettingRecord } from '../../db/repos/sender-settings.js'
+import { LIVE_PROVIDER, type SenderSettingRecord } from '../../db/repos/sms/sender-settings.js'
 import { formatHyphenated } from './phone.js'
 
 const NullableTime = Nullable(Type.String({ format: 'date-time' }))

@@ -93,7 +93,7 @@ function countOccurrences(text: string, token: string): number {
  * The byte length of every recipient's rendering is the template's fixed part plus each placeholder's value,
  * so 10,000 recipients cost one pass over their names, not 10,000 renderings. `frame` is text every rendering
  * carries besides the content and is never rendered (an advertisement's label and opt-out line,
- * lib/sms/advertising.ts): it counts in the size, the type and the limit like the content.
+ * lib/advertising/advertising.ts): it counts in the size, the type and the limit like the content.
  */
 export function estimateMessage(
   content: string,

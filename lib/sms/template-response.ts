@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import type { TemplateRecord } from '../../db/repos/sms-templates.js'
+import type { TemplateRecord } from '../../db/repos/sms/sms-templates.js'
 import { StringEnum } from '../http/response-types.js'
 
 export const TEMPLATE_CATEGORIES = ['GENERAL', 'ATTENDANCE', 'PAYMENT', 'EXAM', 'CUSTOM'] as const

@@ -8,7 +8,7 @@ import { INTERNAL_BODY_LIMIT } from '../../lib/http/body-limits.js'
  */
 export default async function signedOnly(app: FastifyInstance): Promise<void> {
   // Operations calls are small; the limit keeps an unauthenticated caller from making the server hash megabytes.
-  // The root JSON parser (plugins/json-only.ts) is replaced here, not added to: Fastify refuses a second one.
+  // The root JSON parser (plugins/platform/json-only.ts) is replaced here, not added to: Fastify refuses a second one.
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: INTERNAL_BODY_LIMIT }, app.signedJsonParser)
   app.addHook('onRoute', (route) => {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { AuditEventFilter } from '../../db/repos/audit-events.js'
+import type { AuditEventFilter } from '../../db/repos/audit/audit-events.js'
 import { decodeAuditCursor, type AuditCursor } from '../../lib/audit/audit-cursor.js'
 import { AuditEventPageSchema, AuditEventTypeSchema } from '../../lib/audit/audit-event-response.js'
 import { readAuditLogPage } from '../../lib/audit/audit-log-page.js'

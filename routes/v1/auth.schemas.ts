@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { MinimalUserSchema, UserResponseSchema } from '../../lib/auth/user-response.js'
-import { UNSAFE_TEXT_CLASS } from '../../lib/tenant/identifiers.js'
+import { MinimalUserSchema, UserResponseSchema } from '../../lib/sign-in/user-response.js'
+import { UNSAFE_TEXT_CLASS } from '../../lib/tenancy/identifiers.js'
 import { MfaMethodSchema } from './login-mfa.schemas.js'
 
 // PostgreSQL text cannot hold NUL, and no identifier or name needs a control character: refusing them here keeps
@@ -11,7 +11,7 @@ const NO_CONTROL = '^[^\\u0000-\\u001f\\u007f]*$'
 const NewLoginId = Type.String({ minLength: 1, maxLength: 50, pattern: `^[^\\s${UNSAFE_TEXT_CLASS}]+$` })
 const LoginId = Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$' })
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: `^(?=.*\\S)[^${UNSAFE_TEXT_CLASS}]+$` })
-// The policy (lib/auth/password-policy.ts) judges the content; the schema only bounds the size.
+// The policy (lib/account-security/password/password-policy.ts) judges the content; the schema only bounds the size.
 const NewPassword = Type.String({ minLength: 1, maxLength: 200 })
 // No schema limit: an over-long phone is an invalid phone, INVALID_PHONE_NUMBER like every other.
 const Phone = Type.Union([Type.String(), Type.Null()])

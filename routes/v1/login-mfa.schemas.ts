@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 
-/** A way to pass the second step (lib/mfa/factors.ts MfaMethod), one named schema wherever it appears. */
+/** A way to pass the second step (lib/account-security/second-factor/factors.ts MfaMethod), one named schema wherever it appears. */
 export const MfaMethodSchema = Type.Union([Type.Literal('TOTP'), Type.Literal('SMS'), Type.Literal('RECOVERY_CODE')], { $id: 'MfaMethod' })
 
 export const MfaAnswerSchema = Type.Object(

@@ -1,16 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { clientInfo } from '../../lib/auth/client-info.js'
-import { clearMfaCookie, setAuthCookies } from '../../lib/auth/cookies.js'
-import { completeSecondStep, sendSecondStepCode } from '../../lib/auth/login-second-step.js'
-import { MFA_COOKIE } from '../../lib/mfa/mfa-token.js'
+import { clientInfo } from '../../lib/sign-in/client-info.js'
+import { clearMfaCookie, setAuthCookies } from '../../lib/sign-in/cookies.js'
+import { completeSecondStep, sendSecondStepCode } from '../../lib/sign-in/login-second-step.js'
+import { MFA_COOKIE } from '../../lib/account-security/second-factor/mfa-token.js'
 import { countedLogin } from '../../lib/observability/metrics.js'
 import { ClientHeadersSchema, LoginResponseSchema } from './auth.schemas.js'
 import { MfaAnswerSchema, MfaCodeSentSchema } from './login-mfa.schemas.js'
 import { NoBodySchema } from './me/phone-verification.schemas.js'
 
-// The second step of a login (lib/auth/login-second-step.ts), by the mfa cookie its password step set. Under the
+// The second step of a login (lib/sign-in/login-second-step.ts), by the mfa cookie its password step set. Under the
 // skipped prefix /v1/login, like login: no access token is read. Both spend login's per-address budget, and a cookie
-// sent from another site's page is refused (plugins/csrf.ts).
+// sent from another site's page is refused (plugins/platform/csrf.ts).
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/login/mfa/sms',

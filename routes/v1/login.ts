@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { clientInfo } from '../../lib/auth/client-info.js'
-import { setAuthCookies, setMfaCookie } from '../../lib/auth/cookies.js'
-import { login } from '../../lib/auth/login.js'
+import { clientInfo } from '../../lib/sign-in/client-info.js'
+import { setAuthCookies, setMfaCookie } from '../../lib/sign-in/cookies.js'
+import { login } from '../../lib/sign-in/login.js'
 import { countedLogin } from '../../lib/observability/metrics.js'
 import { ClientHeadersSchema, LoginResponseSchema, LoginSchema, MfaRequiredResponseSchema } from './auth.schemas.js'
 

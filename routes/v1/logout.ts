@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { revokeAccessToken } from '../../db/repos/revoked-tokens.js'
-import { revokeSessions, type SessionSelector } from '../../db/repos/sessions.js'
+import { revokeAccessToken } from '../../db/repos/sign-in/revoked-tokens.js'
+import { revokeSessions, type SessionSelector } from '../../db/repos/sign-in/sessions.js'
 import type { RevocationReason } from '../../db/schema.js'
-import { sessionsRevoked } from '../../lib/auth/account-events.js'
-import { clearAuthCookies } from '../../lib/auth/cookies.js'
+import { sessionsRevoked } from '../../lib/sign-in/account-events.js'
+import { clearAuthCookies } from '../../lib/sign-in/cookies.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const noContent = { 204: Type.Null() }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { StringEnum } from '../../lib/http/response-types.js'
-import { CODE_PATTERN } from '../../lib/otp/codes.js'
+import { CODE_PATTERN } from '../../lib/account-security/codes/codes.js'
 
 // The account is named as login names it (routes/v1/auth.schemas.ts): any id that may exist, and customId for the
 // portal entry. PostgreSQL text cannot hold NUL, so control characters are refused here, as 400s.
@@ -32,7 +32,7 @@ export const ResetPasswordSchema = Type.Object(
     userLoginId: LoginId,
     customId: Type.Optional(CustomId),
     code: Type.String({ pattern: CODE_PATTERN, description: 'the six digits of the SMS' }),
-    // The policy (lib/auth/password-policy.ts) judges the content; the schema only bounds the size.
+    // The policy (lib/account-security/password/password-policy.ts) judges the content; the schema only bounds the size.
     newPassword: Type.String({ minLength: 1, maxLength: 200 }),
     secondFactor: Type.Optional(SecondFactorSchema),
   },

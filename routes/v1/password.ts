@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { auditOriginOf } from '../../lib/audit/origin.js'
-import { resetPasswordWithCode, type RecoveryDeps } from '../../lib/auth/password-recovery.js'
+import { resetPasswordWithCode, type RecoveryDeps } from '../../lib/account-security/recovery/password-recovery.js'
 import { ForgotPasswordSchema, PasswordResetRequestedSchema, ResetPasswordSchema } from './password.schemas.js'
 
-// Public, under a skipped prefix (lib/auth/skip-paths.ts): a stale token never stops a recovery. Both routes spend
+// Public, under a skipped prefix (lib/sign-in/skip-paths.ts): a stale token never stops a recovery. Both routes spend
 // the per-address budget of login, which is what limits guessing from one address.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const recovery: RecoveryDeps = { db: app.db, env: app.env, issuing: app.oneTimeCodes, secondFactor: app.secondFactors }
@@ -23,7 +23,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       // Answered before anything is looked up: the same answer, in the same time, whatever the account
-      // (lib/auth/recovery-requests.ts).
+      // (lib/account-security/recovery/recovery-requests.ts).
       app.passwordRecovery.accept(request.body, request.log)
       return reply.code(202).send({ expiresIn: app.env.SVC_OTP_TTL_SECONDS })
     },

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { addressBudget } from '../../lib/auth/address-budget.js'
-import { REFRESH_COOKIE, setAuthCookies } from '../../lib/auth/cookies.js'
-import { refreshSession } from '../../lib/auth/refresh.js'
+import { addressBudget } from '../../lib/sign-in/address-budget.js'
+import { REFRESH_COOKIE, setAuthCookies } from '../../lib/sign-in/cookies.js'
+import { refreshSession } from '../../lib/sign-in/refresh.js'
 import { RefreshResponseSchema } from './auth.schemas.js'
 
 // Refresh reads only the cookie and ignores any body, even malformed JSON: in this plugin's scope every body
@@ -13,8 +13,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/refresh',
     {
-      // The address budget is counted inside the rotation statement (lib/auth/refresh.ts), not by the rate-limit hook.
-      // The refresh cookie authenticates it, so cross-origin calls are refused like cookie-signed ones (plugins/csrf.ts).
+      // The address budget is counted inside the rotation statement (lib/sign-in/refresh.ts), not by the rate-limit hook.
+      // The refresh cookie authenticates it, so cross-origin calls are refused like cookie-signed ones (plugins/platform/csrf.ts).
       config: { access: 'refresh-cookie' },
       schema: {
         operationId: 'refreshTokens',

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { clientInfo } from '../../lib/auth/client-info.js'
-import { setAuthCookies } from '../../lib/auth/cookies.js'
-import { registerOwner, registerStudent } from '../../lib/auth/register.js'
+import { clientInfo } from '../../lib/sign-in/client-info.js'
+import { setAuthCookies } from '../../lib/sign-in/cookies.js'
+import { registerOwner, registerStudent } from '../../lib/tenancy/register.js'
 import { ClientHeadersSchema, OwnerRegistrationSchema, RegisteredResponseSchema, StudentRegistrationSchema } from './auth.schemas.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {

@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { StringEnum } from '../../lib/http/response-types.js'
-import { WEBHOOK_EVENT_TYPES } from '../../lib/webhooks/event-types.js'
+import { WEBHOOK_EVENT_TYPES } from '../../lib/events/event-types.js'
 
 const EventTypeSchema = StringEnum(WEBHOOK_EVENT_TYPES, { $id: 'WebhookEventType' })
 
-// The URL is judged by lib/webhooks/endpoint-url.ts, its length included: every bad one is WEBHOOK_URL_INVALID.
+// The URL is judged by lib/events/endpoint-url.ts, its length included: every bad one is WEBHOOK_URL_INVALID.
 export const PutWebhookEndpointBodySchema = Type.Object(
   {
     url: Type.String({ description: 'https:// URL that receives the events' }),

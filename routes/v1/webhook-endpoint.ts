@@ -6,12 +6,12 @@ import {
   replaceSigningSecret,
   saveWebhookEndpoint,
   type WebhookEndpointRecord,
-} from '../../db/repos/webhook-endpoints.js'
+} from '../../db/repos/events/webhook-endpoints.js'
 import { AppError } from '../../lib/errors.js'
 import { ProblemSchema } from '../../lib/http/problem-schema.js'
-import { checkEndpointUrl } from '../../lib/webhooks/endpoint-url.js'
-import { WEBHOOK_EVENT_TYPES } from '../../lib/webhooks/event-types.js'
-import { newSigningSecret, sealSigningSecret } from '../../lib/webhooks/signing-secret.js'
+import { checkEndpointUrl } from '../../lib/events/endpoint-url.js'
+import { WEBHOOK_EVENT_TYPES } from '../../lib/events/event-types.js'
+import { newSigningSecret, sealSigningSecret } from '../../lib/events/signing-secret.js'
 import {
   PutWebhookEndpointBodySchema,
   WebhookEndpointSchema,

@@ -5,11 +5,11 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { withServiceTransaction } from '../../db/tenant-transaction.js'
 import { encodeAuditCursor } from '../../lib/audit/audit-cursor.js'
 import { AUDIT_TOTAL_CAP } from '../../lib/audit/audit-log-page.js'
-import { expectProblem } from '../auth-fixtures.js'
-import { owner, type TenantRow } from '../fixtures.js'
-import { describePostgres, itPipelined, useTestApp } from '../helper.js'
-import { academy, type Actor } from '../staff-fixtures.js'
-import { recordQueries, type RecordedQuery } from '../statement-recorder.js'
+import { expectProblem } from '../support/auth-fixtures.js'
+import { owner, type TenantRow } from '../support/fixtures.js'
+import { describePostgres, itPipelined, useTestApp } from '../support/helper.js'
+import { academy, type Actor } from '../support/staff-fixtures.js'
+import { recordQueries, type RecordedQuery } from '../support/statement-recorder.js'
 
 interface Item {
   id: number

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { randomBytes, randomInt } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { withTenant } from '../../db/tenant-transaction.js'
-import { storedAuditEvents, theAuditEvent, type StoredAuditEvent } from '../audit-fixtures.js'
+import { storedAuditEvents, theAuditEvent, type StoredAuditEvent } from './audit-fixtures.js'
 import {
   decodeJwt,
   expectAppError,
@@ -12,10 +12,10 @@ import {
   strongPassword,
   uniqueAddress,
   type AuthResult,
-} from '../auth-fixtures.js'
-import { createTenant, owner, unique, type TenantRow } from '../fixtures.js'
-import { buildTestApp } from '../helper.js'
-import { LOCKOUT_SETTINGS, MAX_FAILURES } from '../routes/auth/lockout-settings.js'
+} from '../support/auth-fixtures.js'
+import { createTenant, owner, unique, type TenantRow } from '../support/fixtures.js'
+import { buildTestApp } from '../support/helper.js'
+import { LOCKOUT_SETTINGS, MAX_FAILURES } from '../sign-in/lockout-settings.js'
 
 /**
  * The events of a signed-in user's own account (password change, ending sessions) and of the in-process contract

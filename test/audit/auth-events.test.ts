@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { storedAuditEvents, theAuditEvent, type StoredAuditEvent } from '../audit-fixtures.js'
+import { storedAuditEvents, theAuditEvent, type StoredAuditEvent } from './audit-fixtures.js'
 import {
   decodeJwt,
   expectProblem,
@@ -11,12 +11,12 @@ import {
   strongPassword,
   uniqueAddress,
   until,
-} from '../auth-fixtures.js'
-import { createTenant, owner, unique, type TenantRow } from '../fixtures.js'
-import { buildTestApp, itConcurrent } from '../helper.js'
-import { blockedBy, holdLocks } from '../lock-holder.js'
-import { expectLocked, LOCK_SECONDS, LOCKOUT_SETTINGS, MAX_FAILURES } from '../routes/auth/lockout-settings.js'
-import { portalUser, sameLoginIdInTwoTenants } from '../routes/auth/portal-users.js'
+} from '../support/auth-fixtures.js'
+import { createTenant, owner, unique, type TenantRow } from '../support/fixtures.js'
+import { buildTestApp, itConcurrent } from '../support/helper.js'
+import { blockedBy, holdLocks } from '../support/lock-holder.js'
+import { expectLocked, LOCK_SECONDS, LOCKOUT_SETTINGS, MAX_FAILURES } from '../sign-in/lockout-settings.js'
+import { portalUser, sameLoginIdInTwoTenants } from '../sign-in/portal-users.js'
 
 /** The events of sign-in (POST /v1/login) and registration: who, what, from where, and never a password. */
 describe('audit events of sign-in and registration', () => {

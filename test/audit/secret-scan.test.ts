@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { findSecrets } from './secret-scan.js'
+import { findSecrets } from '../support/secret-scan.js'
 
 const event = (details: unknown, targetId: string | null = '1') => ({ id: 1, type: 'TEST', targetId, details })
 

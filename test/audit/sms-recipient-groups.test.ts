@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { storedAuditEvents, theAuditEvent } from '../audit-fixtures.js'
-import { uniqueAddress } from '../auth-fixtures.js'
-import { useTestApp } from '../helper.js'
-import { newKey, problem } from '../sms-send-fixtures.js'
-import { academy, type Actor } from '../staff-fixtures.js'
+import { storedAuditEvents, theAuditEvent } from './audit-fixtures.js'
+import { uniqueAddress } from '../support/auth-fixtures.js'
+import { useTestApp } from '../support/helper.js'
+import { newKey, problem } from '../support/sms-send-fixtures.js'
+import { academy, type Actor } from '../support/staff-fixtures.js'
 
 const PHONES = ['010-3456-7891', '02-3456-7892']
 const DIGITS = ['01034567891', '0234567892']

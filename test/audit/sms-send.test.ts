@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { storedAuditEvents, theAuditEvent } from '../audit-fixtures.js'
-import { uniqueAddress } from '../auth-fixtures.js'
-import { owner as ownerDb, type TenantRow } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
-import { createClass, enrol, messageRows, minutesFromNow, newKey, problem } from '../sms-send-fixtures.js'
-import { academy, actor, type Actor } from '../staff-fixtures.js'
+import { storedAuditEvents, theAuditEvent } from './audit-fixtures.js'
+import { uniqueAddress } from '../support/auth-fixtures.js'
+import { owner as ownerDb, type TenantRow } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
+import { createClass, enrol, messageRows, minutesFromNow, newKey, problem } from '../support/sms-send-fixtures.js'
+import { academy, actor, type Actor } from '../support/staff-fixtures.js'
 
 const PHONES = ['010-2345-6781', '010-2345-6782', '010-2345-6783']
 const DIGITS = PHONES.map((phone) => phone.replace(/-/g, ''))

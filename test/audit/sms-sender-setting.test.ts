@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { formatHyphenated, maskPhone } from '../../lib/sms/phone.js'
-import { storedAuditEvents, theAuditEvent } from '../audit-fixtures.js'
-import { uniqueAddress } from '../auth-fixtures.js'
-import { useTestApp } from '../helper.js'
-import { createPendingSenderTenant, uniqueSenderNumber } from '../sender-approval-fixtures.js'
-import { expectProblem, senderRow, signedApproval, TEST_HMAC_SECRET, type SignedCall } from '../sms-fixtures.js'
-import { academy, type Actor } from '../staff-fixtures.js'
+import { storedAuditEvents, theAuditEvent } from './audit-fixtures.js'
+import { uniqueAddress } from '../support/auth-fixtures.js'
+import { useTestApp } from '../support/helper.js'
+import { createPendingSenderTenant, uniqueSenderNumber } from '../sms/sender-approval-fixtures.js'
+import { expectProblem, senderRow, signedApproval, TEST_HMAC_SECRET, type SignedCall } from '../sms/sms-fixtures.js'
+import { academy, type Actor } from '../support/staff-fixtures.js'
 
 /** Neither the digits nor the hyphenated form of the number appear anywhere in an event's details. */
 function expectNoWholeNumber(details: Record<string, unknown>, digits: string) {

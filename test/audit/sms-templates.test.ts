@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { storedAuditEvents, theAuditEvent } from '../audit-fixtures.js'
-import { expectProblem, uniqueAddress } from '../auth-fixtures.js'
-import { useTestApp } from '../helper.js'
-import { academy, type Actor } from '../staff-fixtures.js'
+import { storedAuditEvents, theAuditEvent } from './audit-fixtures.js'
+import { expectProblem, uniqueAddress } from '../support/auth-fixtures.js'
+import { useTestApp } from '../support/helper.js'
+import { academy, type Actor } from '../support/staff-fixtures.js'
 
 const CONTENT = 'Private note for {name}: tuition overdue'
 const NEW_CONTENT = 'Private note for {name}: tuition paid'

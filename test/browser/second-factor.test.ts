@@ -1,10 +1,10 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
-import { MFA_COOKIE } from '../../lib/mfa/mfa-token.js'
-import { totpCode } from '../../lib/mfa/totp.js'
-import { useProviderTestBed } from '../dispatch-test-bed.js'
-import { enrolTotp, mfaCall } from '../routes/mfa/mfa-bed.js'
-import { bearerFor, codeIn, createAcademy, insertMember, SYSTEM_SENDER, type Academy, type Member } from '../routes/recovery/recovery-bed.js'
+import { MFA_COOKIE } from '../../lib/account-security/second-factor/mfa-token.js'
+import { totpCode } from '../../lib/account-security/second-factor/totp.js'
+import { useProviderTestBed } from '../dispatch/dispatch-test-bed.js'
+import { enrolTotp, mfaCall } from '../account-security/second-factor/mfa-bed.js'
+import { bearerFor, codeIn, createAcademy, insertMember, SYSTEM_SENDER, type Academy, type Member } from '../account-security/recovery-bed.js'
 import { launchChromium } from './chromium.js'
 import { callSpa, describeBrowser, type Answer } from './spa-page.js'
 import { smsTo, startServiceSendingTo, type Service } from './service.js'
@@ -18,7 +18,7 @@ import { startStaticSite, type StaticSite } from './static-site.js'
  *
  * The service runs its own dispatcher, as in production (the SMS code goes out after /v1/login/mfa/sms has answered),
  * so it works on a database of its own, like recovery.test.ts: dispatch claims due messages of every tenant.
- * Factors are enrolled through the API beforehand (a bearer token, test/routes/mfa/mfa-bed.ts).
+ * Factors are enrolled through the API beforehand (a bearer token, test/account-security/second-factor/mfa-bed.ts).
  */
 
 type SpaCall = 'login' | 'me' | 'sendLoginCode' | 'completeLogin'

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
 import { expect, vi } from 'vitest'
-import type { FakeSentMessage } from '../fakes/extsms-server.js'
-import { fakeExtSmsCredentials } from '../dispatch-test-bed.js'
-import { buildAppWith } from '../helper.js'
+import type { FakeSentMessage } from '../support/fakes/extsms-server.js'
+import { fakeExtSmsCredentials } from '../dispatch/dispatch-test-bed.js'
+import { buildAppWith } from '../support/helper.js'
 import { RefreshGate } from './refresh-gate.js'
 
 /** One answer as the service sent it, whether or not the browser let the page read it. */
@@ -24,7 +24,7 @@ export interface Service {
 }
 
 /**
- * The production app on the run's test database (test/helper.ts), listening on 127.0.0.1 and a free port, so a real
+ * The production app on the run's test database (test/support/helper.ts), listening on 127.0.0.1 and a free port, so a real
  * browser talks to it over HTTP with real cookies. The only additions are test hooks that watch: the refresh gate
  * holds requests (and changes nothing in them), and every answer is noted.
  */

@@ -1,8 +1,8 @@
 import type { Browser, BrowserContext, Page, Request, Response } from 'playwright-core'
 import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { insertUserWithPassword } from '../auth-fixtures.js'
-import { createTenant, owner as ownerDb } from '../fixtures.js'
+import { insertUserWithPassword } from '../support/auth-fixtures.js'
+import { createTenant, owner as ownerDb } from '../support/fixtures.js'
 import { launchChromium } from './chromium.js'
 import { callSpa, describeBrowser, type Answer } from './spa-page.js'
 import { startService, type Service } from './service.js'
@@ -204,7 +204,7 @@ describeBrowser('a browser SPA against the service (CORS, cookies, CSRF)', () =>
   /**
    * A bodiless no-cors fetch from the other site would get past the 415 as well, but a fresh Chromium profile does not
    * attach cookies to cross-site subresource requests (third-party cookies), so only navigations carry them here;
-   * that variant is played without a browser in test/plugins/csrf.test.ts.
+   * that variant is played without a browser in test/platform/csrf.test.ts.
    */
   describe('a form on another site posting at the service', () => {
     /** Opens the attacker's page on localhost (another site than 127.0.0.1) and submits its form at `target`. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { embeddedDataDir } from '../../db/embedded.js'
-import { runScriptSource, startScriptSource } from '../child-processes.js'
+import { runScriptSource, startScriptSource } from '../support/child-processes.js'
 
 // A new store runs initdb: seconds on a busy machine.
 const TIMEOUT_MS = 120_000
@@ -21,7 +21,7 @@ function userCreate(dataDir: string) {
 }
 
 async function holdStore(dataDir: string) {
-  const { child, output } = startScriptSource('test/fakes/embedded-store-holder.ts', [dataDir], process.env)
+  const { child, output } = startScriptSource('test/support/fakes/embedded-store-holder.ts', [dataDir], process.env)
   const deadline = Date.now() + TIMEOUT_MS
   while (!output().includes('open') && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
   expect(output()).toContain('open')

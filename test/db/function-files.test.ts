@@ -3,10 +3,10 @@ import { Migrator } from 'kysely/migration'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrateToLatest } from '../../db/migrate.js'
 import { migrations } from '../../db/migrations/index.js'
-import { owner } from '../fixtures.js'
-import { databaseFunctions, fileFunctions, functionFiles } from '../function-files.js'
-import { describePostgres } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
+import { owner } from '../support/fixtures.js'
+import { databaseFunctions, fileFunctions, functionFiles } from '../support/function-files.js'
+import { describePostgres } from '../support/helper.js'
+import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 
 /**
  * db/functions holds the one definition of every SQL function; the migrator applies every file after the versioned

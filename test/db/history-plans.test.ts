@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { beforeAll, expect, it } from 'vitest'
 import { withServiceTransaction } from '../../db/tenant-transaction.js'
-import { owner } from '../fixtures.js'
-import { describePipelined, useTestApp } from '../helper.js'
-import { recordQueries, type RecordedQuery } from '../statement-recorder.js'
-import { academy, type Actor } from '../staff-fixtures.js'
+import { owner } from '../support/fixtures.js'
+import { describePipelined, useTestApp } from '../support/helper.js'
+import { recordQueries, type RecordedQuery } from '../support/statement-recorder.js'
+import { academy, type Actor } from '../support/staff-fixtures.js'
 
 interface PlanNode {
   'Node Type': string

@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { registerOwner, registerStudent } from '../auth-fixtures.js'
-import { owner } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { registerOwner, registerStudent } from '../support/auth-fixtures.js'
+import { owner } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
 
 describe('upgraded databases', () => {
   const app = useTestApp()

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { openLoginSession } from '../../db/repos/login-session.js'
+import { openLoginSession } from '../../db/repos/sign-in/login-session.js'
 import type { DeviceCategory, UserStatus } from '../../db/schema.js'
 import { withTenant } from '../../db/tenant-transaction.js'
-import { createTenant, insertUser, owner } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { createTenant, insertUser, owner } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
 
 describe('svc_login_open_session (the session statement of a proven login and of a registration)', () => {
   const app = useTestApp()

@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, expect } from 'vitest'
 import { inject } from 'vitest'
 import { openPostgres } from '../../db/database.js'
-import { adminQuery } from '../admin-query.js'
-import { withDatabase } from '../database-url.js'
-import { describePostgres, itPostgres } from '../helper.js'
+import { adminQuery } from '../support/admin-query.js'
+import { withDatabase } from '../support/database-url.js'
+import { describePostgres, itPostgres } from '../support/helper.js'
 
 /**
  * The operations guide allows a migrating owner that is not a superuser (CREATEROLE). Forced row-level security binds

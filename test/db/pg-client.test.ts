@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest'
 import { createPool } from '../../db/database.js'
 import type { ServiceClient } from '../../db/driver/pg-client.js'
 import { MAX_PREPARED_PER_CONNECTION } from '../../db/driver/statement-cache.js'
-import { describePipelined, itPipelined } from '../helper.js'
+import { describePipelined, itPipelined } from '../support/helper.js'
 import { transactionStatus, withPoolConnection } from './pool-connection.js'
 
 type Client = pg.PoolClient & Pick<ServiceClient, 'openTransaction' | 'run' | 'endTransaction'>

@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { createTenant, insertUser, owner } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { createTenant, insertUser, owner } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
 
 // The minute purge (db/functions/svc_purge_expired.sql), as the runtime role calls it: bounded per table and call.
 describe('svc_purge_expired', () => {

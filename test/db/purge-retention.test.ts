@@ -2,10 +2,10 @@ import { sql, type RawBuilder } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgres, type Database } from '../../db/database.js'
 import { withServiceTransaction } from '../../db/tenant-transaction.js'
-import { insertTenantAndSender } from '../dispatch-fixtures.js'
-import { buildTestApp, itPostgres } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
-import { DAY_MS, insertOldMessage, openPastRange } from '../sms-retention-fixtures.js'
+import { insertTenantAndSender } from '../support/dispatch-fixtures.js'
+import { buildTestApp, itPostgres } from '../support/helper.js'
+import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
+import { DAY_MS, insertOldMessage, openPastRange } from '../sms/sms-retention-fixtures.js'
 
 /** The retention the isolated database's migration stored for both (the settings' defaults). */
 const OWNER_DAYS = 400

@@ -3,7 +3,7 @@ import type pg from 'pg'
 import { afterAll, beforeAll, expect, inject, vi } from 'vitest'
 import { createPool } from '../../db/database.js'
 import type { ServiceClient } from '../../db/driver/pg-client.js'
-import { describePipelined, itPipelined } from '../helper.js'
+import { describePipelined, itPipelined } from '../support/helper.js'
 import { transactionStatus } from './pool-connection.js'
 
 type Client = pg.PoolClient & Pick<ServiceClient, 'openTransaction' | 'run' | 'endTransaction'>

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { requestScopeStatement, withServiceTransaction } from '../../db/tenant-transaction.js'
-import { createTenant, insertUser, owner } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { createTenant, insertUser, owner } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
 
 /** The request scope statement (svc_request_scope) as the runtime role: what it binds and what it refuses. */
 describe('the request scope', () => {

@@ -5,10 +5,10 @@ import { openPostgres } from '../../db/database.js'
 import { RequestScopeRefused } from '../../db/errors.js'
 import { endsReadOnlyTransaction } from '../../db/driver/statement-flags.js'
 import { openRequestTransaction, type TenantTx, withRequestTransaction } from '../../db/tenant-transaction.js'
-import { createTenant, insertUser, owner, unique } from '../fixtures.js'
-import { until } from '../auth-fixtures.js'
-import { itPipelined, useTestApp } from '../helper.js'
-import { startTcpProxy } from '../tcp-proxy.js'
+import { createTenant, insertUser, owner, unique } from '../support/fixtures.js'
+import { until } from '../support/auth-fixtures.js'
+import { itPipelined, useTestApp } from '../support/helper.js'
+import { startTcpProxy } from '../support/tcp-proxy.js'
 
 /** db/tenant-transaction.ts: the one function that ends a request transaction, and what it reports. */
 describe('request transaction', () => {

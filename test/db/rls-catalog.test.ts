@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { owner } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { owner } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
 
 // Tables kept without RLS (docs/architecture.md#tenancy-from-token-to-row): read before any tenant context exists.
 const TABLES_WITHOUT_RLS = ['owner_directory']

@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
 import { describe, expect } from 'vitest'
-import { changeUserLoginId } from '../../db/repos/users.js'
+import { changeUserLoginId } from '../../db/repos/tenancy/users.js'
 import { withTenant } from '../../db/tenant-transaction.js'
-import { registerOwner } from '../auth-fixtures.js'
-import { createTenant, owner, unique } from '../fixtures.js'
-import { itPostgres, useTestApp } from '../helper.js'
+import { registerOwner } from '../support/auth-fixtures.js'
+import { createTenant, owner, unique } from '../support/fixtures.js'
+import { itPostgres, useTestApp } from '../support/helper.js'
 
 /** PostgreSQL's insufficient_privilege. */
 const DENIED = { code: '42501' }

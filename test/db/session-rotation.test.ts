@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { rotateSessionWithinBudget, type SessionRotation } from '../../db/repos/session-rotation.js'
+import { rotateSessionWithinBudget, type SessionRotation } from '../../db/repos/sign-in/session-rotation.js'
 import { withServiceTransaction } from '../../db/tenant-transaction.js'
-import { decodeJwt, insertUserWithPassword, login } from '../auth-fixtures.js'
-import { createTenant } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { decodeJwt, insertUserWithPassword, login } from '../support/auth-fixtures.js'
+import { createTenant } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
 
 describe('svc_rotate_session commit durability', () => {
   const app = useTestApp()

@@ -3,10 +3,10 @@ import type pg from 'pg'
 import { afterAll, beforeAll, expect, inject } from 'vitest'
 import { openPostgres, type Database } from '../../db/database.js'
 import { withTenant } from '../../db/tenant-transaction.js'
-import { createTenant, insertUser, owner } from '../fixtures.js'
-import { databaseDriver, describePostgres, itPipelined, itPostgres } from '../helper.js'
-import { RUNTIME_LOGIN_ROLE } from '../runtime-role.js'
-import { connectionOf, recordQueries, sessionQuery } from '../statement-recorder.js'
+import { createTenant, insertUser, owner } from '../support/fixtures.js'
+import { databaseDriver, describePostgres, itPipelined, itPostgres } from '../support/helper.js'
+import { RUNTIME_LOGIN_ROLE } from '../support/runtime-role.js'
+import { connectionOf, recordQueries, sessionQuery } from '../support/statement-recorder.js'
 
 // A transaction pooler hands each transaction to any server connection, so the service must leave nothing on one.
 describePostgres('no session state on a server connection', () => {

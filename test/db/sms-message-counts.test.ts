@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { createTenant, insertUser, owner } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { createTenant, insertUser, owner } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
 
 describe('sms_message_counts', () => {
   useTestApp()

@@ -3,12 +3,12 @@ import { sql } from 'kysely'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { issueTokenPair } from '../../lib/auth/tokens.js'
-import { dropRangesPastRetention } from '../../db/repos/sms-retention.js'
-import { until } from '../auth-fixtures.js'
-import { insertTenantAndSender } from '../dispatch-fixtures.js'
-import { buildTestApp, describePostgres } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
+import { issueTokenPair } from '../../lib/sign-in/tokens.js'
+import { dropRangesPastRetention } from '../../db/repos/sms/sms-retention.js'
+import { until } from '../support/auth-fixtures.js'
+import { insertTenantAndSender } from '../support/dispatch-fixtures.js'
+import { buildTestApp, describePostgres } from '../support/helper.js'
+import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 
 // A month past retention is dropped while another transaction still reads the SMS tables (a history page, a report):
 // the detach waits for it, and sends and dispatches meanwhile neither wait nor fail. A plain DETACH or DROP would

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openEmbedded, type EmbeddedDatabase } from '../../db/embedded.js'
-import { dropRangesPastRetention, purgeOldMessages } from '../../db/repos/sms-retention.js'
-import { insertPendingMessage, insertTenantAndSender } from '../dispatch-fixtures.js'
-import { counts, DAY_MS, insertOldMessage, openPastRange, partitionExists, RETENTION_DAYS } from '../sms-retention-fixtures.js'
+import { dropRangesPastRetention, purgeOldMessages } from '../../db/repos/sms/sms-retention.js'
+import { insertPendingMessage, insertTenantAndSender } from '../support/dispatch-fixtures.js'
+import { counts, DAY_MS, insertOldMessage, openPastRange, partitionExists, RETENTION_DAYS } from '../sms/sms-retention-fixtures.js'
 
 // The development store (PGlite, one connection) keeps the same partitions and retention; it detaches without
 // CONCURRENTLY, which needs a second session to wait on.

@@ -1,11 +1,11 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Database } from '../../db/database.js'
-import { storeRetentionSettings } from '../../db/repos/retention-settings.js'
-import { dropRangesPastRetention, prepareRanges, purgeOldMessages } from '../../db/repos/sms-retention.js'
-import { insertPendingMessage, insertTenantAndSender } from '../dispatch-fixtures.js'
-import { isEmbedded } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
+import { storeRetentionSettings } from '../../db/repos/audit/retention-settings.js'
+import { dropRangesPastRetention, prepareRanges, purgeOldMessages } from '../../db/repos/sms/sms-retention.js'
+import { insertPendingMessage, insertTenantAndSender } from '../support/dispatch-fixtures.js'
+import { isEmbedded } from '../support/helper.js'
+import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 import {
   counts,
   DAY_MS,
@@ -14,7 +14,7 @@ import {
   partitionExists,
   RETENTION_DAYS,
   usageTotals,
-} from '../sms-retention-fixtures.js'
+} from '../sms/sms-retention-fixtures.js'
 
 describe('SMS retention (SVC_SMS_RETENTION_DAYS)', () => {
   let iso: IsolatedDatabase

@@ -5,9 +5,9 @@ import { APP_ROLE, DEFAULT_STATEMENT_TIMEOUT_MS } from '../../db/database.js'
 import { precompiled } from '../../db/driver/precompiled.js'
 import { endsReadOnlyTransaction, executeHeld, planOnce, planPerExecution } from '../../db/driver/statement-flags.js'
 import { openingStatements, openRequestTransaction, tenantBindingStatement, withTenant } from '../../db/tenant-transaction.js'
-import { createTenant, insertUser } from '../fixtures.js'
-import { describePipelined, itPipelined, useTestApp } from '../helper.js'
-import { connectionOf, recordExchanges, recordQueries, sessionQuery } from '../statement-recorder.js'
+import { createTenant, insertUser } from '../support/fixtures.js'
+import { describePipelined, itPipelined, useTestApp } from '../support/helper.js'
+import { connectionOf, recordExchanges, recordQueries, sessionQuery } from '../support/statement-recorder.js'
 
 const SESSION = { role: APP_ROLE, statementTimeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS }
 const opening = (readOnly: boolean) => openingStatements(SESSION, readOnly).map((query) => query.sql)

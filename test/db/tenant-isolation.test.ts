@@ -2,9 +2,9 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { TenantContextMissing } from '../../db/errors.js'
 import { type TenantTx, withTenant } from '../../db/tenant-transaction.js'
-import { createTenant, insertUser, owner } from '../fixtures.js'
-import { itPipelined, openTestDatabase, testEnv, useTestApp } from '../helper.js'
-import { recordExchanges, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '../statement-recorder.js'
+import { createTenant, insertUser, owner } from '../support/fixtures.js'
+import { itPipelined, openTestDatabase, testEnv, useTestApp } from '../support/helper.js'
+import { recordExchanges, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '../support/statement-recorder.js'
 
 describe('tenant isolation enforced by the database', () => {
   const app = useTestApp()

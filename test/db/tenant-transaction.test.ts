@@ -12,8 +12,8 @@ import {
   withServiceTransaction,
   withTenant,
 } from '../../db/tenant-transaction.js'
-import { createTenant, insertUser } from '../fixtures.js'
-import { describePostgres, itPostgres, useTestApp } from '../helper.js'
+import { createTenant, insertUser } from '../support/fixtures.js'
+import { describePostgres, itPostgres, useTestApp } from '../support/helper.js'
 import {
   recordExchanges,
   recordQueries,
@@ -21,7 +21,7 @@ import {
   RUNTIME_ROLE,
   RUNTIME_TIMEOUT,
   type RecordedQuery,
-} from '../statement-recorder.js'
+} from '../support/statement-recorder.js'
 
 const SESSION = { role: APP_ROLE, statementTimeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS }
 const opening = (readOnly: boolean) => openingStatements(SESSION, readOnly).map((query) => ({ text: query.sql, values: [] }))

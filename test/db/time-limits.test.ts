@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, inject } from 'vitest'
-import { expectProblem, insertUserWithPassword, login, until } from '../auth-fixtures.js'
-import { createTenant } from '../fixtures.js'
-import { buildTestApp, describePostgres, itPostgres } from '../helper.js'
-import { closedPort, startTcpProxy, type TcpProxy } from '../tcp-proxy.js'
+import { expectProblem, insertUserWithPassword, login, until } from '../support/auth-fixtures.js'
+import { createTenant } from '../support/fixtures.js'
+import { buildTestApp, describePostgres, itPostgres } from '../support/helper.js'
+import { closedPort, startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 
 const DB_LIMITS = { SVC_DB_STATEMENT_TIMEOUT_MS: '300', SVC_DB_CONNECT_TIMEOUT_MS: '300' }
 
@@ -80,7 +80,7 @@ describePostgres('database time limits', () => {
     })
 
     itPostgres('answers 503 for a connection that never opens (SVC_DB_CONNECT_TIMEOUT_MS), then recovers', async () => {
-      // Frozen before the start, whose check of sealed data (plugins/data-keys.ts) would otherwise leave a connection
+      // Frozen before the start, whose check of sealed data (plugins/platform/data-keys.ts) would otherwise leave a connection
       // open in the pool: the start goes on without it, and the first request must open one.
       proxy.freeze()
       const fresh = await buildTestApp({ ...DB_LIMITS, DATABASE_URL: proxy.through(inject('runtimeDatabaseUrl')) })

@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { admitUserAttempt } from '../../db/repos/login-admission.js'
-import { clearUserLoginFailures } from '../../db/repos/login-guards.js'
+import { admitUserAttempt } from '../../db/repos/sign-in/login-admission.js'
+import { clearUserLoginFailures } from '../../db/repos/sign-in/login-guards.js'
 import { withTenant } from '../../db/tenant-transaction.js'
-import { createTenant, insertUser, owner } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { createTenant, insertUser, owner } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
 
 describe("a user's login-failure count is a tenant row", () => {
   const app = useTestApp()

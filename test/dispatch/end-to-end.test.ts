@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { issueTokenPair } from '../../lib/auth/tokens.js'
-import { insertTenantAndSender } from '../dispatch-fixtures.js'
-import { buildTestApp } from '../helper.js'
-import { isolatedDatabase, type IsolatedDatabase } from '../isolated-database.js'
+import { issueTokenPair } from '../../lib/sign-in/tokens.js'
+import { insertTenantAndSender } from '../support/dispatch-fixtures.js'
+import { buildTestApp } from '../support/helper.js'
+import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 
 describe('send through the API, dispatched by the mock provider', () => {
   let iso: IsolatedDatabase

@@ -2,12 +2,12 @@ import type { Kysely } from 'kysely'
 import pino from 'pino'
 import { openPostgres, type Database } from '../../db/database.js'
 import type { DB } from '../../db/schema.js'
-import { createExtSmsProvider } from '../../lib/sms/providers/extsms.js'
-import type { GroupOwner, SmsProvider } from '../../lib/sms/providers/provider.js'
-import { fakeExtSmsCredentials } from '../dispatch-test-bed.js'
-import type { FakeCall, FakePhase } from '../fakes/extsms-server.js'
-import { databaseDriver } from '../helper.js'
-import { startTcpProxy, type TcpProxy } from '../tcp-proxy.js'
+import { createExtSmsProvider } from '../../lib/dispatch/providers/extsms.js'
+import type { GroupOwner, SmsProvider } from '../../lib/dispatch/providers/provider.js'
+import { fakeExtSmsCredentials } from './dispatch-test-bed.js'
+import type { FakeCall, FakePhase } from '../support/fakes/extsms-server.js'
+import { databaseDriver } from '../support/helper.js'
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 
 /**
  * What the exactly-once tests (test/dispatch/exactly-once.test.ts, leases.test.ts) break a hand-over with: a

@@ -1,11 +1,11 @@
 import pino from 'pino'
 import { openPostgres } from '../../db/database.js'
-import { createDispatcher } from '../../lib/sms/dispatch/dispatcher.js'
-import { createExtSmsProvider } from '../../lib/sms/providers/extsms.js'
-import type { InstanceConfig } from '../dispatch-instance.js'
+import { createDispatcher } from '../../lib/dispatch/dispatcher.js'
+import { createExtSmsProvider } from '../../lib/dispatch/providers/extsms.js'
+import type { InstanceConfig } from './dispatch-instance.js'
 
 // A dispatching instance in a process of its own, so a test can kill it with SIGKILL the way an instance dies:
-// no stop(), no release, no recording, its sockets closed by the kernel. Started by test/dispatch-instance.ts.
+// no stop(), no release, no recording, its sockets closed by the kernel. Started by test/dispatch/dispatch-instance.ts.
 
 const config = JSON.parse(process.argv[2] ?? '{}') as InstanceConfig
 const database = openPostgres(config.databaseUrl, 4, { driver: config.driver })

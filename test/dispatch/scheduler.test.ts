@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { until } from '../auth-fixtures.js'
-import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
-import { fakeExtSmsCredentials, useProviderTestBed } from '../dispatch-test-bed.js'
-import { providerSecretHeader } from '../fakes/extsms-server.js'
-import { buildTestApp } from '../helper.js'
+import { until } from '../support/auth-fixtures.js'
+import { insertPendingMessage, insertTenantAndSender, messageState } from '../support/dispatch-fixtures.js'
+import { fakeExtSmsCredentials, useProviderTestBed } from './dispatch-test-bed.js'
+import { providerSecretHeader } from '../support/fakes/extsms-server.js'
+import { buildTestApp } from '../support/helper.js'
 
 // The cron ticks every second and a dispatch pass follows: a longer deadline than the fixtures' default.
 const SCHEDULED_WITHIN_MS = 10_000

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { claimDueMessages } from '../../db/repos/dispatch.js'
-import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
-import { useDispatchTestBed } from '../dispatch-test-bed.js'
+import { claimDueMessages } from '../../db/repos/dispatch/dispatch.js'
+import { insertPendingMessage, insertTenantAndSender, messageState } from '../support/dispatch-fixtures.js'
+import { useDispatchTestBed } from './dispatch-test-bed.js'
 
 // The number a message was stored with is the one it would go out from. Every tenant sends through one provider
 // account, so once that number is rejected or replaced the message is held (PENDING, not handed to the provider),

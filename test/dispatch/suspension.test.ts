@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { claimDueMessages } from '../../db/repos/dispatch.js'
+import { claimDueMessages } from '../../db/repos/dispatch/dispatch.js'
 import type { RegistrationStatus, TenantStatus } from '../../db/schema.js'
-import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
-import { useDispatchTestBed } from '../dispatch-test-bed.js'
+import { insertPendingMessage, insertTenantAndSender, messageState } from '../support/dispatch-fixtures.js'
+import { useDispatchTestBed } from './dispatch-test-bed.js'
 
 // SMS not yet handed to the provider are not dispatched while the tenant is not
 // ACTIVE or (live provider) its sender is not APPROVED; they stay PENDING and go out once it is again.

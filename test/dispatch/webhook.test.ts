@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deliveryReport, deliveryReportBody, providerSecretHeader, type FakeSentMessage } from '../fakes/extsms-server.js'
-import { insertPendingMessage, insertTenantAndSender, messageState } from '../dispatch-fixtures.js'
-import { fakeExtSmsCredentials, useProviderTestBed } from '../dispatch-test-bed.js'
-import { buildTestApp } from '../helper.js'
+import { deliveryReport, deliveryReportBody, providerSecretHeader, type FakeSentMessage } from '../support/fakes/extsms-server.js'
+import { insertPendingMessage, insertTenantAndSender, messageState } from '../support/dispatch-fixtures.js'
+import { fakeExtSmsCredentials, useProviderTestBed } from './dispatch-test-bed.js'
+import { buildTestApp } from '../support/helper.js'
 
 const WEBHOOK = '/v1/sms/solapi/webhook'
 const TOKEN = 'test-secret'

@@ -3,11 +3,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, SignJWT, type JWTPayload } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generateSigningKey, type PrivateSigningJwk } from '../../lib/auth/generate-signing-key.js'
-import { insertUserWithPassword, login, uniqueAddress } from '../auth-fixtures.js'
-import { repoRoot, runProcess } from '../child-processes.js'
-import { createTenant } from '../fixtures.js'
-import { buildTestApp, TEST_JWT_SECRET } from '../helper.js'
+import { generateSigningKey, type PrivateSigningJwk } from '../../lib/sign-in/generate-signing-key.js'
+import { insertUserWithPassword, login, uniqueAddress } from '../support/auth-fixtures.js'
+import { repoRoot, runProcess } from '../support/child-processes.js'
+import { createTenant } from '../support/fixtures.js'
+import { buildTestApp, TEST_JWT_SECRET } from '../support/helper.js'
 
 const EXAMPLE = fileURLToPath(new URL('../../docs/examples/verify-access-token.mjs', import.meta.url))
 const CLIENTS_DOC = fileURLToPath(new URL('../../docs/clients.md', import.meta.url))

@@ -4,8 +4,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signedHeaders } from '../../lib/webhooks/signature.js'
-import { newSigningSecret } from '../../lib/webhooks/signing-secret.js'
+import { signedHeaders } from '../../lib/events/signature.js'
+import { newSigningSecret } from '../../lib/events/signing-secret.js'
 
 const EXAMPLE = fileURLToPath(new URL('../../docs/examples/webhook-receiver.mjs', import.meta.url))
 const API_DOC = fileURLToPath(new URL('../../docs/api.md', import.meta.url))
@@ -34,7 +34,7 @@ const BODY = JSON.stringify({
 })
 
 // The documented receiver, run as a reader would run it, against requests signed by the service's own signing code
-// (lib/webhooks/signature.ts): what the docs promise is what the service sends.
+// (lib/events/signature.ts): what the docs promise is what the service sends.
 describe('docs/examples/webhook-receiver.mjs: a receiver verifying the service signature', () => {
   const secret = newSigningSecret()
   let receiver: ChildProcessWithoutNullStreams

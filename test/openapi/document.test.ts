@@ -2,8 +2,8 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ERROR_CATALOG } from '../../lib/errors.js'
 import { standaloneDocument } from '../../lib/openapi/standalone-document.js'
-import { DOCS_PREFIX, OPENAPI_PATH } from '../../plugins/swagger.js'
-import { buildAppWith } from '../helper.js'
+import { DOCS_PREFIX, OPENAPI_PATH } from '../../plugins/platform/swagger.js'
+import { buildAppWith } from '../support/helper.js'
 
 interface Parameter {
   in: string

@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
 import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { totpCode } from '../../lib/mfa/totp.js'
-import { strongPassword, validBusinessNumber } from '../auth-fixtures.js'
-import { unique } from '../fixtures.js'
-import { useTestApp } from '../helper.js'
+import { totpCode } from '../../lib/account-security/second-factor/totp.js'
+import { strongPassword, validBusinessNumber } from '../support/auth-fixtures.js'
+import { unique } from '../support/fixtures.js'
+import { useTestApp } from '../support/helper.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const clientFlow = fileURLToPath(new URL('./client-flow.ts', import.meta.url))
@@ -110,7 +110,7 @@ describe('a client generated from the OpenAPI document (openapi-typescript + ope
   it('signs in with a second factor with that client: enrols TOTP, login answers mfaRequired, completeLogin opens the session', async () => {
     const owner = newOwner()
     const { signInWithTotp } = await loadClientFlow(clientFlow)
-    // The test is the authenticator app (lib/mfa/totp.ts computes codes as one does).
+    // The test is the authenticator app (lib/account-security/second-factor/totp.ts computes codes as one does).
     const result = await signInWithTotp(baseUrl, owner, totpCode)
     expect(result.enrolment.otpauthUri).toContain(`secret=${result.enrolment.secret}`)
     expect(result.enrolment.qrCode).toMatch(/^data:image\/svg\+xml;base64,/)

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helper.js'
+import { useTestApp } from '../support/helper.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const redocly = join(root, 'node_modules/@redocly/cli/bin/cli.js')

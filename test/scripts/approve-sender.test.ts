@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runProcess } from '../child-processes.js'
-import { createTenant, owner } from '../fixtures.js'
-import { buildTestApp } from '../helper.js'
+import { runProcess } from '../support/child-processes.js'
+import { createTenant, owner } from '../support/fixtures.js'
+import { buildTestApp } from '../support/helper.js'
 import { formatHyphenated } from '../../lib/sms/phone.js'
-import { createPendingSenderTenant, uniqueSenderNumber } from '../sender-approval-fixtures.js'
-import { senderRow, TEST_HMAC_SECRET } from '../sms-fixtures.js'
+import { createPendingSenderTenant, uniqueSenderNumber } from '../sms/sender-approval-fixtures.js'
+import { senderRow, TEST_HMAC_SECRET } from '../sms/sms-fixtures.js'
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/approve-sender.sh', import.meta.url))
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { withBuildLock } from '../../scripts/build-lock.mjs'
-import { repoRoot } from '../child-processes.js'
+import { repoRoot } from '../support/child-processes.js'
 
 // Operations commands started together on a stale tree (and the script tests, which run them side by side) must
 // not compile into the same dist/ at the same time: scripts/ensure-build.mjs builds under this lock.

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, inject, it } from 'vitest'
-import { until } from '../auth-fixtures.js'
-import { describePostgres, TEST_JWT_SECRET } from '../helper.js'
+import { until } from '../support/auth-fixtures.js'
+import { describePostgres, TEST_JWT_SECRET } from '../support/helper.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const TIMEOUT_MS = 240_000

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { readSigningKeys, SIGNING_ALGORITHMS } from '../../lib/auth/signing-keys.js'
-import { runScriptSource } from '../child-processes.js'
+import { readSigningKeys, SIGNING_ALGORITHMS } from '../../lib/sign-in/signing-keys.js'
+import { runScriptSource } from '../support/child-processes.js'
 
 /** Runs scripts/keys-generate.ts in its own process, as `npm run -s keys:generate` does after the build. */
 const keysGenerate = (args: string[]) => runScriptSource('scripts/keys-generate.ts', args, {})

@@ -4,10 +4,10 @@ import { cpSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { repoRoot as root, runProcess } from '../child-processes.js'
-import { createTenant } from '../fixtures.js'
-import { until } from '../auth-fixtures.js'
-import { describePostgres, TEST_JWT_SECRET } from '../helper.js'
+import { repoRoot as root, runProcess } from '../support/child-processes.js'
+import { createTenant } from '../support/fixtures.js'
+import { until } from '../support/auth-fixtures.js'
+import { describePostgres, TEST_JWT_SECRET } from '../support/helper.js'
 
 // A first build on a busy machine takes tens of seconds; npm ci from the local cache a few more.
 const BUILD_TIMEOUT_MS = 240_000

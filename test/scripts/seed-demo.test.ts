@@ -8,10 +8,10 @@ import type { Kysely } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { openEmbedded } from '../../db/embedded.js'
 import type { DB } from '../../db/schema.js'
-import { hashPassword } from '../../lib/auth/password-hash.js'
+import { hashPassword } from '../../lib/sign-in/password-hash.js'
 import { buildService } from '../../build.js'
-import { buildTestApp, itPostgres, sharedEmbeddedDatabase, testEnv } from '../helper.js'
-import { isolatedDatabase } from '../isolated-database.js'
+import { buildTestApp, itPostgres, sharedEmbeddedDatabase, testEnv } from '../support/helper.js'
+import { isolatedDatabase } from '../support/isolated-database.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 

@@ -1,9 +1,9 @@
 import { expect, inject, it } from 'vitest'
-import { runScriptSource } from '../child-processes.js'
-import { createTenant } from '../fixtures.js'
-import { describePostgres } from '../helper.js'
-import { uniqueSenderNumber } from '../sender-approval-fixtures.js'
-import { setSender } from '../sms-send-fixtures.js'
+import { runScriptSource } from '../support/child-processes.js'
+import { createTenant } from '../support/fixtures.js'
+import { describePostgres } from '../support/helper.js'
+import { uniqueSenderNumber } from '../sms/sender-approval-fixtures.js'
+import { setSender } from '../support/sms-send-fixtures.js'
 
 /** Runs scripts/sender-pending.ts in its own process, as `npm run sender:pending` does after the build. */
 function senderPending(args: string[] = []) {

@@ -1,11 +1,11 @@
 import { sql } from 'kysely'
 import { describe, expect, inject, it } from 'vitest'
-import { runScriptSource } from '../child-processes.js'
-import { expectProblem } from '../auth-fixtures.js'
-import { owner } from '../fixtures.js'
-import { buildTestApp, describePostgres, useTestApp } from '../helper.js'
-import { messageRows, recipients, send } from '../sms-send-fixtures.js'
-import { academy } from '../staff-fixtures.js'
+import { runScriptSource } from '../support/child-processes.js'
+import { expectProblem } from '../support/auth-fixtures.js'
+import { owner } from '../support/fixtures.js'
+import { buildTestApp, describePostgres, useTestApp } from '../support/helper.js'
+import { messageRows, recipients, send } from '../support/sms-send-fixtures.js'
+import { academy } from '../support/staff-fixtures.js'
 
 /**
  * Runs scripts/tenant-quota.ts or tenant-status.ts in its own process, as `npm run -s tenant:quota` does after the

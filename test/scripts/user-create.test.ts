@@ -1,7 +1,7 @@
 import { expect, inject, it } from 'vitest'
-import { runScriptSource } from '../child-processes.js'
-import { createTenant, owner } from '../fixtures.js'
-import { describePostgres, useTestApp } from '../helper.js'
+import { runScriptSource } from '../support/child-processes.js'
+import { createTenant, owner } from '../support/fixtures.js'
+import { describePostgres, useTestApp } from '../support/helper.js'
 
 const app = useTestApp()
 /** Runs scripts/user-create.ts in its own process, as `npm run user:create` does after the build. */

@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto'
-import { checkDigit } from '../../lib/tenant/business-number.js'
+import { checkDigit } from '../../lib/tenancy/business-number.js'
 import { HMAC_SECRET } from './stack.js'
 
 /** A plain HTTP client for the topology suite: real sockets, tokens kept by hand (the cookies are Secure). */

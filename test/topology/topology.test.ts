@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { deliveryReportBody, providerSecretHeader } from '../fakes/extsms-server.js'
+import { deliveryReportBody, providerSecretHeader } from '../support/fakes/extsms-server.js'
 import {
   approveSender,
   call,

@@ -22,7 +22,7 @@ import { adminQuery, HMAC_SECRET, JWT_SECRET, parentEnvForService, serverUrl, wi
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const START_TIMEOUT_MS = 30_000
-// The time limit of one delivery; the lease is this plus 30 s (lib/webhooks/deliverer.ts), 40 s here.
+// The time limit of one delivery; the lease is this plus 30 s (lib/events/deliverer.ts), 40 s here.
 const WEBHOOK_TIMEOUT_MS = 10_000
 
 async function postgresMissing(): Promise<string | null> {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { ApprovalDecision, SenderSettingRecord } from '../../../db/repos/sender-settings.js'
+import type { ApprovalDecision, SenderSettingRecord } from '../../../db/repos/sms/sender-settings.js'
 import type { AuditEvent } from '../../../lib/audit/record.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
@@ -29,7 +29,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/sender-settings/:tenantSlug/approval',
     {
-      // The tenant comes from the signed X-Tenant-Slug (plugins/internal-signature.ts); no user token is read.
+      // The tenant comes from the signed X-Tenant-Slug (plugins/platform/internal-signature.ts); no user token is read.
       config: { access: 'internal-signed' },
       schema: {
         operationId: 'decideSenderSetting',

@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { UNSAFE_TEXT_CLASS } from '../../../lib/tenant/identifiers.js'
+import { UNSAFE_TEXT_CLASS } from '../../../lib/tenancy/identifiers.js'
 
 // Name max 100, not blank; no control, format (zero-width, bidi) or unassigned characters.
 // The phone (stored as at most 11 national digits) has no schema limit: an over-long one is an invalid phone,
-// INVALID_PHONE_NUMBER like every other, judged by lib/auth/optional-phone.ts.
+// INVALID_PHONE_NUMBER like every other, judged by lib/account-security/phone/optional-phone.ts.
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: `^(?=.*\\S)[^${UNSAFE_TEXT_CLASS}]+$` })
 const Phone = Type.Union([Type.String(), Type.Null()], {
   description: 'null or blank clears the phone; anything else must be a valid number (INVALID_PHONE_NUMBER)',
@@ -19,7 +19,7 @@ export type UpdateProfile = Static<typeof UpdateProfileSchema>
 export const ChangePasswordSchema = Type.Object(
   {
     currentPassword: Type.String({ minLength: 1, maxLength: 1000 }),
-    // The policy (lib/auth/password-policy.ts) judges the content; the schema only bounds the size.
+    // The policy (lib/account-security/password/password-policy.ts) judges the content; the schema only bounds the size.
     newPassword: Type.String({ minLength: 1, maxLength: 200 }),
   },
   { additionalProperties: false, examples: [{ currentPassword: 'Academy-Owner-26', newPassword: 'Spring-Term-Notices-27' }] },

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
-import { CODE_PATTERN } from '../../../lib/otp/codes.js'
+import { CODE_PATTERN } from '../../../lib/account-security/codes/codes.js'
 
-/** The current password, which every change of a factor asks for (plugins/password-proof.ts). */
+/** The current password, which every change of a factor asks for (the route's proof in routes/v1/me/mfa.ts). */
 export const PasswordProofSchema = Type.Object(
   { password: Type.String({ minLength: 1, maxLength: 1000, description: 'your current password' }) },
   { additionalProperties: false, examples: [{ password: 'Academy-Owner-26' }] },

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { CODE_PATTERN } from '../../../lib/otp/codes.js'
+import { CODE_PATTERN } from '../../../lib/account-security/codes/codes.js'
 
 export const PhoneVerificationSentSchema = Type.Object(
   {

@@ -1,11 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { currentUserResponse } from '../../../lib/auth/current-user.js'
-import { requestPhoneVerification } from '../../../lib/auth/phone-verification.js'
-import { UserResponseSchema } from '../../../lib/auth/user-response.js'
+import { currentUserResponse } from '../../../lib/sign-in/current-user.js'
+import { auditOriginOf } from '../../../lib/audit/origin.js'
+import { routeProof } from '../../../lib/http/route-proof.js'
+import { confirmPhoneVerification, requestPhoneVerification, type PhoneProof } from '../../../lib/account-security/phone/phone-verification.js'
+import { callerScope } from '../../../lib/sign-in/caller-scope.js'
+import { UserResponseSchema } from '../../../lib/sign-in/user-response.js'
 import { NoBodySchema, PhoneVerificationCodeSchema, PhoneVerificationSentSchema } from './phone-verification.schemas.js'
 
 // Mounted at /v1/me by its folder, like profile.ts.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
+  // A refused code answers 400, which rolls the request transaction back, yet its wrong try must count: the password
+  // and the code are checked before that transaction opens, in one of their own that commits either way; the handler
+  // then only reads the verified user.
+  const phoneCode = routeProof<PhoneProof>('phone-code', (request) =>
+    confirmPhoneVerification(app, app.oneTimeCodes.codes, callerScope(request), request.body, auditOriginOf(request, request.caller.userId)),
+  )
+
   app.post(
     '/phone/verification',
     {
@@ -35,9 +45,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/phone/verification/confirm',
     {
-      // The password and the code are checked before the request transaction opens (plugins/phone-code-confirmation.ts);
-      // the password is a login attempt, so the address's login budget applies as on every password proof.
-      config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' }, phoneCodeConfirmation: true },
+      // The password is a login attempt, so the address's login budget applies as on every password proof.
+      config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' }, proof: phoneCode },
       schema: {
         operationId: 'confirmPhoneVerification',
         summary: 'Prove your phone with the code it received',

@@ -1,14 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { updateAvatarSeed, updateName } from '../../../db/repos/users.js'
+import { updateAvatarSeed, updateName } from '../../../db/repos/tenancy/users.js'
 import { auditOriginOf } from '../../../lib/audit/origin.js'
-import { passwordChanged } from '../../../lib/auth/account-events.js'
-import { storePasswordChange } from '../../../lib/auth/change-password.js'
-import { currentUserMissing, currentUserResponse, findCurrentUser, toFullUserResponse } from '../../../lib/auth/current-user.js'
-import { normalizeOptionalPhone } from '../../../lib/auth/optional-phone.js'
-import { changePhone } from '../../../lib/auth/phone-change.js'
-import { UserResponseSchema } from '../../../lib/auth/user-response.js'
-import { generateAvatarSeed } from '../../../lib/tenant/identifiers.js'
+import { passwordChanged } from '../../../lib/sign-in/account-events.js'
+import { provePasswordChange, storePasswordChange, type ProvenPasswordChange } from '../../../lib/account-security/password/change-password.js'
+import { currentUserMissing, currentUserResponse, findCurrentUser, toFullUserResponse } from '../../../lib/sign-in/current-user.js'
+import { normalizeOptionalPhone } from '../../../lib/account-security/phone/optional-phone.js'
+import { changePhone } from '../../../lib/account-security/phone/phone-change.js'
+import { UserResponseSchema } from '../../../lib/sign-in/user-response.js'
+import { generateAvatarSeed } from '../../../lib/tenancy/identifiers.js'
+import { routeProof } from '../../../lib/http/route-proof.js'
+import { callerScope } from '../../../lib/sign-in/caller-scope.js'
 import {
   AvatarResponseSchema,
   ChangePasswordSchema,
@@ -18,6 +20,13 @@ import {
 
 // Not index.ts: autoload loads only the index file of a folder that has one, which would drop sessions.ts.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
+  // bcrypt (the current password's comparison, the new one's hash) runs before the transaction opens, with no pooled
+  // connection held, so a burst of password changes cannot starve every other request of connections; the current
+  // password is checked as a login attempt of the user, lockout included. The handler only writes.
+  const passwordChange = routeProof<{ currentPassword: string; newPassword: string }, ProvenPasswordChange>('password-change', (request) =>
+    provePasswordChange(app, callerScope(request), request.body, auditOriginOf(request, request.caller.userId)),
+  )
+
   const getMe = { operationId: 'getMe', summary: 'The signed-in user', tags: ['me'], response: { 200: UserResponseSchema } }
   app.get('/', { config: { access: 'user' }, schema: getMe }, async (request) => {
     return currentUserResponse(request.db, request.caller.userId)
@@ -54,8 +63,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/password',
     {
       // A stolen access token must not turn this into an unlimited password oracle: the login budget applies, and
-      // the current password is checked as a login attempt of the user (plugins/password-change.ts), lockout included.
-      config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' }, passwordChange: true },
+      // the current password is checked as a login attempt of the user (passwordChange above), lockout included.
+      config: { access: { audience: 'user', addressBudget: 'RATE_LIMITED' }, proof: passwordChange },
       schema: {
         operationId: 'changePassword',
         summary: 'Change your password; your other sessions end',
@@ -67,7 +76,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { userId, sid } = request.caller
-      const endedSessions = await storePasswordChange(request.db, { userId, sid }, request.provenPasswordChange)
+      const endedSessions = await storePasswordChange(request.db, { userId, sid }, request.proven(passwordChange))
       await request.audit(passwordChanged(userId, endedSessions))
       return reply.code(204).send(null)
     },

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Nullable, StringEnum } from '../../../lib/http/response-types.js'
 import { Type } from '@sinclair/typebox'
-import { listUserSessions, revokeSessions } from '../../../db/repos/sessions.js'
+import { listUserSessions, revokeSessions } from '../../../db/repos/sign-in/sessions.js'
 import { AppError } from '../../../lib/errors.js'
-import { DEVICE_CATEGORIES } from '../../../lib/auth/device-category.js'
-import { sessionsRevoked } from '../../../lib/auth/account-events.js'
+import { DEVICE_CATEGORIES } from '../../../lib/sign-in/device-category.js'
+import { sessionsRevoked } from '../../../lib/sign-in/account-events.js'
 
 const exampleSession = {
   sid: '6f1c2a9e-3b7d-4e15-8c0a-92d4b5e7f013',

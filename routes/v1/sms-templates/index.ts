@@ -9,13 +9,13 @@ import {
   updateTemplate,
   type TemplateChanges,
   type TemplateEditor,
-} from '../../../db/repos/sms-templates.js'
+} from '../../../db/repos/sms/sms-templates.js'
 import type { TenantTx } from '../../../db/tenant-transaction.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { LMS_MAX_BYTES, smsByteLength } from '../../../lib/sms/sizing.js'
 import { TemplatePageSchema, TemplateSchema, toTemplate, toTemplatePage } from '../../../lib/sms/template-response.js'
-import type { Identity } from '../../../lib/auth/identity.js'
+import type { Identity } from '../../../lib/sign-in/identity.js'
 import {
   CreateTemplateBodySchema,
   ListTemplatesQuerySchema,

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../../../lib/http/response-types.js'
 
-// The number is judged by lib/sms/opt-out-number.ts: anything but a free 080 number is INVALID_PHONE_NUMBER.
+// The number is judged by lib/advertising/opt-out-number.ts: anything but a free 080 number is INVALID_PHONE_NUMBER.
 export const PutAdvertisingBodySchema = Type.Object(
   {
     optOutNumber: Nullable(

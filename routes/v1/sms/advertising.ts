@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { findOptOutNumber, saveOptOutNumber } from '../../../db/repos/advertising-settings.js'
+import { findOptOutNumber, saveOptOutNumber } from '../../../db/repos/advertising/advertising-settings.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
-import { normalizeOptOutNumber } from '../../../lib/sms/opt-out-number.js'
+import { normalizeOptOutNumber } from '../../../lib/advertising/opt-out-number.js'
 import { maskPhone } from '../../../lib/sms/phone.js'
 import { AdvertisingSettingsSchema, PutAdvertisingBodySchema } from './advertising.schemas.js'
 

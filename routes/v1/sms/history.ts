@@ -1,20 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
-import { listHistoryPage } from '../../../db/repos/sms-history.js'
+import { listHistoryPage } from '../../../db/repos/sms/sms-history.js'
 import {
   cancelPendingRecipients,
   cancelScheduledMessage,
   findMessage,
   listRecipients,
   type MessageScope,
-} from '../../../db/repos/sms-messages.js'
-import { releaseDailyRecipients } from '../../../db/repos/sms-quota.js'
+} from '../../../db/repos/sms/sms-messages.js'
+import { releaseDailyRecipients } from '../../../db/repos/sms/sms-quota.js'
 import { AppError } from '../../../lib/errors.js'
 import { sendJsonText } from '../../../lib/http/json-text.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { parseHistorySort } from '../../../lib/sms/history-sort.js'
-import { inQuietHours } from '../../../lib/sms/quiet-hours.js'
+import { inQuietHours } from '../../../lib/advertising/quiet-hours.js'
 import { MessageResponseSchema, toMessageResponse } from '../../../lib/sms/message-response.js'
 import { HistoryQuerySchema, IdParamsSchema } from './sms.schemas.js'
 

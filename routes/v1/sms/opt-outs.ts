@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { addOptOut, listOptOuts, removeOptOut, type OptOutRecord } from '../../../db/repos/opt-outs.js'
+import { addOptOut, listOptOuts, removeOptOut, type OptOutRecord } from '../../../db/repos/advertising/opt-outs.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { maskPhone, normalizePhone } from '../../../lib/sms/phone.js'

@@ -6,14 +6,14 @@ import {
   insertMembers,
   listMembers,
   listOwnedGroups,
-} from '../../../db/repos/recipient-groups.js'
+} from '../../../db/repos/sms/recipient-groups.js'
 import type { TenantTx } from '../../../db/tenant-transaction.js'
 import { AppError } from '../../../lib/errors.js'
 import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { GroupResponseSchema, GroupSummarySchema, toGroupResponse, toGroupSummary } from '../../../lib/sms/recipient-group-response.js'
 import { assertRecipientCount, normalizeRecipients } from '../../../lib/sms/recipients.js'
-import type { IdempotentRoute } from '../../../plugins/idempotency.js'
+import type { IdempotentRoute } from '../../../plugins/platform/idempotency.js'
 import { CreateGroupBodySchema, IdempotencyHeadersSchema, IdParamsSchema } from './sms.schemas.js'
 
 const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { kyselyClassRoster } from '../../../db/repos/class-roster.js'
-import { findMessage, listRecipients, type MessageRecord } from '../../../db/repos/sms-messages.js'
+import { kyselyClassRoster } from '../../../db/repos/sms/class-roster.js'
+import { findMessage, listRecipients, type MessageRecord } from '../../../db/repos/sms/sms-messages.js'
 import type { TenantTx } from '../../../db/tenant-transaction.js'
 import type { AuditDetails } from '../../../lib/audit/record.js'
 import { AppError, type ErrorCode } from '../../../lib/errors.js'
@@ -11,7 +11,7 @@ import { createMessage, sendSettings, type CreatedMessage } from '../../../lib/s
 import { MessageResponseSchema, toMessageResponse } from '../../../lib/sms/message-response.js'
 import { parseScheduledAt } from '../../../lib/sms/scheduled-at.js'
 import { classRecipients, directOrGroupRecipients } from '../../../lib/sms/send-recipients.js'
-import type { IdempotentRoute } from '../../../plugins/idempotency.js'
+import type { IdempotentRoute } from '../../../plugins/platform/idempotency.js'
 import {
   ClassParamsSchema,
   ClassSendBodySchema,

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { findSenderSetting, requestSenderNumber } from '../../../db/repos/sender-settings.js'
+import { findSenderSetting, requestSenderNumber } from '../../../db/repos/sms/sender-settings.js'
 import { AppError } from '../../../lib/errors.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { isValidSenderNumber, maskPhone, normalizePhone } from '../../../lib/sms/phone.js'

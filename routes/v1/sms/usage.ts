@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { usageReportJson } from '../../../db/repos/sms-usage.js'
+import { usageReportJson } from '../../../db/repos/audit/sms-usage.js'
 import { sendJsonText } from '../../../lib/http/json-text.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
-import { checkUsageRange } from '../../../lib/sms/usage-range.js'
+import { checkUsageRange } from '../../../lib/audit/usage-range.js'
 import { UsageQuerySchema, UsageReportSchema } from './usage.schemas.js'
 
 const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema }

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { DELIVERY_REPORT_BODY_LIMIT } from '../../../lib/http/body-limits.js'
-import { applyDeliveryReports } from '../../../lib/sms/delivery/apply-reports.js'
-import { parseDeliveryReports } from '../../../lib/sms/delivery-report.js'
+import { applyDeliveryReports } from '../../../lib/dispatch/delivery/apply-reports.js'
+import { parseDeliveryReports } from '../../../lib/dispatch/delivery/delivery-report.js'
 
 const WebhookResultSchema = Type.Object({ processed: Type.Integer(), ignored: Type.Integer() }, { $id: 'DeliveryReportResult' })
 

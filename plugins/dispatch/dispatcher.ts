@@ -1,0 +1,61 @@
+import fp from 'fastify-plugin'
+import cron from 'node-cron'
+import { createDispatcher, type Dispatcher } from '../../lib/dispatch/dispatcher.js'
+import { createProvider } from '../../lib/dispatch/providers/index.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The dispatch loop; `kick()` after a send, or a system message (lib/dispatch/system-messages.ts), commits. With
+     * SVC_SMS_DISPATCHER=off, kick does nothing.
+     */
+    dispatcher: Pick<Dispatcher, 'kick' | 'runOnce' | 'processClaim'>
+  }
+}
+
+/**
+ * Message rows are the outbox, for staff sends and system messages alike: a send commits PENDING rows and kicks
+ * the loop; the cron tick (SVC_SMS_SCHEDULER_CRON) finds anything due that a kick missed (scheduled sends, retries,
+ * a process that died between commit and kick, an expired claim of a crashed instance, which lapses one
+ * SVC_SMS_LEASE_SECONDS after its heartbeat stopped).
+ */
+export default fp(
+  async (app) => {
+    const { env } = app
+    const log = app.log.child({ component: 'dispatcher' })
+    const dispatcher = createDispatcher({
+      db: app.db,
+      provider: createProvider(env, log),
+      log,
+      batchSize: env.SVC_SMS_BATCH_SIZE,
+      maxAttempts: env.SVC_SMS_MAX_ATTEMPTS,
+      retryBaseSeconds: env.SVC_SMS_RETRY_BASE_SECONDS,
+      leaseSeconds: env.SVC_SMS_LEASE_SECONDS,
+      concurrency: env.SVC_SMS_DISPATCH_WORKERS,
+      metrics: app.metrics,
+      databaseOutage: app.databaseOutage,
+      systemSender: env.SVC_SMS_SYSTEM_SENDER ?? null,
+      timeZone: env.SVC_TIME_ZONE,
+      clock: app.clock,
+    })
+    const enabled = env.SVC_SMS_DISPATCHER === 'on'
+    app.decorate('dispatcher', {
+      kick: () => (enabled ? dispatcher.kick() : undefined),
+      runOnce: dispatcher.runOnce,
+      processClaim: dispatcher.processClaim,
+    })
+    if (!enabled) return
+
+    const task = cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => dispatcher.kick(), {
+      name: 'sms-dispatch',
+      noOverlap: true,
+    })
+    app.addHook('onReady', async () => dispatcher.kick())
+    // On shutdown: no new claims; in-flight sends finish and record, claims not handed to the provider are released.
+    app.addHook('onClose', async () => {
+      await task.destroy()
+      await dispatcher.stop()
+    })
+  },
+  { name: 'dispatcher', dependencies: ['env', 'db', 'metrics', 'clock'] },
+)

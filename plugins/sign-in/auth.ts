@@ -1,0 +1,65 @@
+import type { FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { ACCESS_COOKIE } from '../../lib/sign-in/cookies.js'
+import type { AuthDeps } from '../../lib/sign-in/deps.js'
+import { bearerToken } from '../../lib/sign-in/bearer-token.js'
+import { identityFromClaims, type Identity } from '../../lib/sign-in/identity.js'
+import type { TokenKeys } from '../../lib/sign-in/token-keys.js'
+import { tokenKeysFromEnv } from '../../lib/sign-in/token-keys-from-env.js'
+import { verifyToken } from '../../lib/sign-in/tokens.js'
+import { AppError } from '../../lib/errors.js'
+import { policyOf } from '../../lib/http/access.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified caller, or null on public routes. */
+    identity: Identity | null
+    /**
+     * The verified caller, for handlers of routes that authenticate. Throws INTERNAL_ERROR on a route that reads no
+     * token: a handler that expects a caller there is a bug, never the client's fault.
+     */
+    readonly caller: Identity
+  }
+  interface FastifyInstance {
+    /** Database, token keys and settings for the authentication flows (lib/auth). */
+    authDeps: AuthDeps
+    /** The key set that signs and verifies tokens (SVC_JWT_KEYS, SVC_JWT_SECRET); its public half is the JWKS. */
+    tokenKeys: TokenKeys
+  }
+}
+
+/** `Authorization: Bearer <token>` wins; the access cookie is the fallback. */
+function presentedToken(request: FastifyRequest): string | undefined {
+  return bearerToken(request) ?? (request.cookies[ACCESS_COOKIE] || undefined)
+}
+
+export default fp(
+  async (app) => {
+    app.decorate('tokenKeys', tokenKeysFromEnv(app.env, (path) =>
+      app.log.warn({ path }, 'SVC_JWT_SECRET is not set: using a generated development secret'),
+    ))
+    app.decorate('authDeps', { db: app.db, tokenKeys: app.tokenKeys, env: app.env })
+    app.decorateRequest('identity', null)
+    app.decorateRequest('caller', {
+      getter(this: FastifyRequest) {
+        if (!this.identity) throw new AppError('INTERNAL_ERROR', 'no verified caller for this request')
+        return this.identity
+      },
+    })
+    // Only routes whose access is read from an access token (lib/http/access.ts); a request that matched no route
+    // has no access and reads nothing.
+    app.addHook('onRequest', async (request) => {
+      const policy = policyOf(request.routeOptions.config)
+      if (policy.credential !== 'access-token') return
+      const token = presentedToken(request)
+      if (!token) throw new AppError('AUTH_002')
+      const identity = identityFromClaims(await verifyToken(app.tokenKeys, token, 'access'))
+      request.identity = identity
+      request.tenantId = identity.tenantId
+      request.accessJti = identity.jti
+      if (policy.roles && !policy.roles.includes(identity.role)) throw new AppError('AUTH_008')
+    })
+  },
+  // cors before everything that can refuse a request, so that a listed origin can read the refusal (plugins/platform/cors.ts).
+  { name: 'auth', dependencies: ['env', 'access', 'cors', 'db', 'cookie', 'tenant-tx', 'closing'] },
+)
