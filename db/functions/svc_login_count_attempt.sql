@@ -5,20 +5,14 @@
 -- and its key columns are the callers' literal names, quoted here. SECURITY INVOKER: runs as the caller (svc_app),
 -- under RLS, with the caller's own privileges on the counter.
 create or replace function svc_login_count_attempt(
-  counter text,
-  key_column_a text,
-  key_a anyelement,
-  key_column_b text,
-  key_b anyelement,
-  max_failures integer,
-  lock_seconds integer,
-  out admitted boolean,
-  out locked_until timestamptz
+  counter text, key_column_a text, key_a anyelement, key_column_b text, key_b anyelement,
+  max_failures integer, lock_seconds integer, out admitted boolean, out locked_until timestamptz
 )
 language plpgsql security invoker as $$
 begin
   -- The count starts afresh once a lock has ended, or once it has stalled for a lock period (attempts that
   -- never finished, e.g. an instance that died mid-check). The row lock taken by the upsert serialises attempts.
+  -- $1 and $2 are the key, $3 max_failures, $4 lock_seconds.
   execute format($q$
     with attempt as (
       insert into %1$I as f (%2$I, %3$I, failures, locked_until, updated_at)
