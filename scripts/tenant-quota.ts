@@ -1,7 +1,6 @@
-import { openOwner } from '../db/open.js'
 import { setTenantDailyQuota } from '../db/repos/tenancy/tenant-operations.js'
-import { loadDotEnv, loadEnv } from '../lib/env.js'
-import { runScript, UsageError } from './run-script.js'
+import { UsageError } from './run-script.js'
+import { runTenantChange } from './run-tenant-change.js'
 
 /**
  * npm run -s tenant:quota -- SLUG N|default
@@ -12,25 +11,12 @@ import { runScript, UsageError } from './run-script.js'
 const USAGE = 'usage: npm run -s tenant:quota -- SLUG N|default (N: recipients per local day, 0 = unlimited)'
 const MAX_QUOTA = 1_000_000_000
 
-function parseCommandLine(argv: string[]): { slug: string; quota: number | null } {
-  const [slug, value, ...rest] = argv
-  if (!slug || value === undefined || rest.length > 0) throw new UsageError(USAGE)
-  if (value === 'default') return { slug, quota: null }
+function parseQuota(value: string): number | null {
+  if (value === 'default') return null
   if (!/^[0-9]{1,10}$/.test(value) || Number(value) > MAX_QUOTA) {
     throw new UsageError(`the quota must be a whole number from 0 to ${MAX_QUOTA}, or default (got ${JSON.stringify(value)})\n${USAGE}`)
   }
-  return { slug, quota: Number(value) }
+  return Number(value)
 }
 
-await runScript(async () => {
-  const args = parseCommandLine(process.argv.slice(2))
-  loadDotEnv()
-  const database = openOwner(loadEnv())
-  try {
-    const updated = await setTenantDailyQuota(database.db, args.slug, args.quota)
-    if (!updated) throw new UsageError(`no tenant with slug ${JSON.stringify(args.slug)}`)
-    return updated
-  } finally {
-    await database.close()
-  }
-})
+await runTenantChange(USAGE, parseQuota, setTenantDailyQuota)

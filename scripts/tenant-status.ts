@@ -1,8 +1,7 @@
-import { openOwner } from '../db/open.js'
 import { setTenantStatus } from '../db/repos/tenancy/tenant-operations.js'
 import type { TenantStatus } from '../db/schema.js'
-import { loadDotEnv, loadEnv } from '../lib/env.js'
-import { runScript, UsageError } from './run-script.js'
+import { UsageError } from './run-script.js'
+import { runTenantChange } from './run-tenant-change.js'
 
 /**
  * npm run -s tenant:status -- SLUG ACTIVE|SUSPENDED|CLOSED
@@ -13,25 +12,12 @@ import { runScript, UsageError } from './run-script.js'
 const STATUSES: readonly TenantStatus[] = ['ACTIVE', 'SUSPENDED', 'CLOSED']
 const USAGE = `usage: npm run -s tenant:status -- SLUG ${STATUSES.join('|')}`
 
-function parseCommandLine(argv: string[]): { slug: string; status: TenantStatus } {
-  const [slug, value, ...rest] = argv
-  if (!slug || value === undefined || rest.length > 0) throw new UsageError(USAGE)
+function parseStatus(value: string): TenantStatus {
   const status = value.toUpperCase()
   if (!(STATUSES as readonly string[]).includes(status)) {
     throw new UsageError(`the status must be one of ${STATUSES.join(', ')} (got ${JSON.stringify(value)})\n${USAGE}`)
   }
-  return { slug, status: status as TenantStatus }
+  return status as TenantStatus
 }
 
-await runScript(async () => {
-  const args = parseCommandLine(process.argv.slice(2))
-  loadDotEnv()
-  const database = openOwner(loadEnv())
-  try {
-    const changed = await setTenantStatus(database.db, args.slug, args.status)
-    if (!changed) throw new UsageError(`no tenant with slug ${JSON.stringify(args.slug)}`)
-    return changed
-  } finally {
-    await database.close()
-  }
-})
+await runTenantChange(USAGE, parseStatus, setTenantStatus)

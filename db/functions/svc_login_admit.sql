@@ -55,22 +55,10 @@ begin
     return;
   end if;
 
-  -- No user: the same count, with the same rules as svc_login_admit_user, on the key as presented.
-  with attempt as (
-    insert into login_failures as f (scope, login_id, failures, locked_until, updated_at)
-    values (attempt_scope, attempt_login_id, 1, null, now())
-    on conflict (scope, login_id) do update set
-      failures = case when f.locked_until is null and f.failures < max_failures then f.failures + 1 else 1 end,
-      locked_until = null,
-      updated_at = now()
-    where (f.locked_until is null and f.failures < max_failures)
-       or f.locked_until <= now()
-       or (f.locked_until is null and f.updated_at < now() - make_interval(secs => lock_seconds))
-    returning 1
-  )
-  select exists (select 1 from attempt),
-         (select l.locked_until from login_failures l where l.scope = attempt_scope and l.login_id = attempt_login_id)
-    into admitted, locked_until;
+  -- No user: the same count, by the same rule, on the key as presented.
+  select a.admitted, a.locked_until into admitted, locked_until
+    from svc_login_count_attempt('login_failures', 'scope', attempt_scope, 'login_id', attempt_login_id,
+                                 max_failures, lock_seconds) a;
 end
 $$;
 revoke all on function svc_login_admit(varchar, varchar, integer, integer, varchar, varchar) from public;

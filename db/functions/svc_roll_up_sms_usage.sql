@@ -14,8 +14,21 @@
 create or replace function svc_roll_up_sms_usage(p_time_zone text, p_batch integer) returns integer
 language plpgsql security definer set search_path = public, pg_temp as $$
 declare
+  -- The figures of usage, summed alike from the deltas into the buckets and the days: a new one is its column in
+  -- sms_usage_changes, sms_usage and sms_usage_days (the triggers' functions fill it), and its name here.
+  measures constant text[] := array['messages', 'recipients', 'sms', 'lms', 'segments', 'estimated_cost', 'delivered',
+                                    'failed', 'opted_out', 'verification_codes'];
+  listed text;
+  summed text;
+  added text;
   moved integer;
 begin
+  -- The column list, its sums, and an upsert's update of its target (alias t): each figure plus the one it brings.
+  select string_agg(format('%I', m), ', ' order by at), string_agg(format('sum(%I)', m), ', ' order by at),
+         string_agg(format('%1$I = t.%1$I + excluded.%1$I', m), ', ' order by at)
+    into listed, summed, added
+    from unnest(measures) with ordinality as u(m, at);
+
   perform pg_advisory_xact_lock(hashtextextended('svc_roll_up_sms_usage', 0));
 
   if not exists (select 1 from sms_usage_zones where time_zone = p_time_zone) then
@@ -23,63 +36,39 @@ begin
     -- p_time_zone read the buckets, which are exact in any zone.
     delete from sms_usage_days;
     delete from sms_usage_zones;
-    insert into sms_usage_days (tenant_id, time_zone, day, messages, recipients, sms, lms, segments, estimated_cost,
-                                delivered, failed, opted_out, verification_codes)
-    select tenant_id, p_time_zone, (bucket at time zone p_time_zone)::date, sum(messages), sum(recipients), sum(sms),
-           sum(lms), sum(segments), sum(estimated_cost), sum(delivered), sum(failed), sum(opted_out),
-           sum(verification_codes)
-    from sms_usage
-    group by 1, 3;
+    execute format($q$
+      insert into sms_usage_days (tenant_id, time_zone, day, %1$s)
+      select tenant_id, $1, (bucket at time zone $1)::date, %2$s
+      from sms_usage
+      group by 1, 3
+      $q$, listed, summed) using p_time_zone;
     insert into sms_usage_zones (time_zone) values (p_time_zone);
   end if;
 
-  with batch as (
-    -- Any p_batch of them: a report reads the journal and the totals in one snapshot, so it sees each delta once
-    -- whichever move it is in.
-    select tenant_id, id from sms_usage_changes limit greatest(p_batch, 1)
-  ), moved as (
-    delete from sms_usage_changes c using batch where c.tenant_id = batch.tenant_id and c.id = batch.id
-    returning c.tenant_id, c.bucket, c.messages, c.recipients, c.sms, c.lms, c.segments, c.estimated_cost, c.delivered,
-              c.failed, c.opted_out, c.verification_codes
-  ), buckets as (
-    insert into sms_usage as u (tenant_id, bucket, messages, recipients, sms, lms, segments, estimated_cost,
-                                delivered, failed, opted_out, verification_codes)
-    select tenant_id, bucket, sum(messages), sum(recipients), sum(sms), sum(lms), sum(segments), sum(estimated_cost),
-           sum(delivered), sum(failed), sum(opted_out), sum(verification_codes)
-    from moved
-    group by tenant_id, bucket
-    on conflict (tenant_id, bucket) do update set
-      messages = u.messages + excluded.messages,
-      recipients = u.recipients + excluded.recipients,
-      sms = u.sms + excluded.sms,
-      lms = u.lms + excluded.lms,
-      segments = u.segments + excluded.segments,
-      estimated_cost = u.estimated_cost + excluded.estimated_cost,
-      delivered = u.delivered + excluded.delivered,
-      failed = u.failed + excluded.failed,
-      opted_out = u.opted_out + excluded.opted_out,
-      verification_codes = u.verification_codes + excluded.verification_codes
-  ), days as (
-    insert into sms_usage_days as d (tenant_id, time_zone, day, messages, recipients, sms, lms, segments,
-                                     estimated_cost, delivered, failed, opted_out, verification_codes)
-    select tenant_id, p_time_zone, (bucket at time zone p_time_zone)::date, sum(messages), sum(recipients), sum(sms),
-           sum(lms), sum(segments), sum(estimated_cost), sum(delivered), sum(failed), sum(opted_out),
-           sum(verification_codes)
-    from moved
-    group by 1, 3
-    on conflict (tenant_id, time_zone, day) do update set
-      messages = d.messages + excluded.messages,
-      recipients = d.recipients + excluded.recipients,
-      sms = d.sms + excluded.sms,
-      lms = d.lms + excluded.lms,
-      segments = d.segments + excluded.segments,
-      estimated_cost = d.estimated_cost + excluded.estimated_cost,
-      delivered = d.delivered + excluded.delivered,
-      failed = d.failed + excluded.failed,
-      opted_out = d.opted_out + excluded.opted_out,
-      verification_codes = d.verification_codes + excluded.verification_codes
-  )
-  select count(*)::integer into moved from moved;
+  -- $1 is p_time_zone, $2 p_batch.
+  execute format($q$
+    with batch as (
+      -- Any p_batch of them: a report reads the journal and the totals in one snapshot, so it sees each delta once
+      -- whichever move it is in.
+      select tenant_id, id from sms_usage_changes limit greatest($2, 1)
+    ), moved as (
+      delete from sms_usage_changes c using batch where c.tenant_id = batch.tenant_id and c.id = batch.id
+      returning c.*
+    ), buckets as (
+      insert into sms_usage as t (tenant_id, bucket, %1$s)
+      select tenant_id, bucket, %2$s
+      from moved
+      group by tenant_id, bucket
+      on conflict (tenant_id, bucket) do update set %3$s
+    ), days as (
+      insert into sms_usage_days as t (tenant_id, time_zone, day, %1$s)
+      select tenant_id, $1, (bucket at time zone $1)::date, %2$s
+      from moved
+      group by 1, 3
+      on conflict (tenant_id, time_zone, day) do update set %3$s
+    )
+    select count(*)::integer from moved
+    $q$, listed, summed, added) into moved using p_time_zone, p_batch;
   return moved;
 end
 $$;
