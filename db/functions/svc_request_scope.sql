@@ -1,4 +1,4 @@
--- A tenant transaction's first statement (db/tenant.ts): binds app.tenant_id, refuses a revoked access token and,
+-- A tenant transaction's first statement (db/tenant-transaction.ts): binds app.tenant_id, refuses a revoked access token and,
 -- for a user's token, a tenant or user that is not ACTIVE. A PL/pgSQL function so its queries are planned once per
 -- server session even behind a pooler with no prepared statements. SECURITY INVOKER: runs as svc_app, under RLS.
 -- A refusal raises (SQLSTATEs read by db/errors.ts), so the transaction is aborted before the request's first real
