@@ -52,7 +52,7 @@ export interface UsersTable {
   passwordHash: string
   name: string
   phone: string | null
-  /** When the user proved the current phone (lib/otp); a trigger clears it whenever the phone changes. */
+  /** When the user proved the current phone (lib/account-security/codes); a trigger clears it whenever the phone changes. */
   phoneVerifiedAt: NullableTimestamp
   /** When a verified phone was last replaced (the same trigger); recovery and SMS codes wait after it (lib/account-security/phone/phone-change.ts). */
   verifiedPhoneReplacedAt: NullableTimestamp
@@ -397,7 +397,7 @@ export interface AuditEventsTable {
 
 export type OneTimeCodePurpose = 'PHONE_VERIFICATION' | 'PASSWORD_RESET' | 'MFA_SMS'
 
-/** One live code per user and purpose, its keyed hash only (lib/otp; RLS). */
+/** One live code per user and purpose, its keyed hash only (lib/account-security/codes; RLS). */
 export interface OneTimeCodesTable {
   tenantId: number
   userId: number
@@ -443,7 +443,7 @@ export interface PhoneVerificationDaysTable {
 }
 
 /**
- * A user's second factors (lib/mfa; RLS). The TOTP secrets are sealed (lib/account-security/second-factor/sealed-secret.ts), never in clear.
+ * A user's second factors (lib/account-security/second-factor; RLS). The TOTP secrets are sealed (lib/account-security/second-factor/sealed-secret.ts), never in clear.
  * `totpSecret` counts from `totpEnabledAt`; `totpPendingSecret` waits for its first code.
  */
 export interface UserSecondFactorsTable {
@@ -500,7 +500,7 @@ export interface SmsAdvertisingSettingsTable {
   updatedAt: DefaultedTimestamp
 }
 
-/** At most one per tenant: where its delivery events go (lib/webhooks; RLS). */
+/** At most one per tenant: where its delivery events go (lib/events; RLS). */
 export interface WebhookEndpointsTable {
   tenantId: number
   url: string

@@ -116,7 +116,7 @@ export const EnvSchema = Type.Object({
   SVC_SMS_PARTITION_UPKEEP: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   // The number system messages (one-time codes) are sent from, national digits; unset: the tenant's APPROVED number.
   SVC_SMS_SYSTEM_SENDER: Type.Optional(Type.String({ pattern: '^[0-9]{8,11}$' })),
-  // One-time codes (lib/otp): lifetime, wrong tries before a code dies, the wait before a new code for the same user
+  // One-time codes (lib/account-security/codes): lifetime, wrong tries before a code dies, the wait before a new code for the same user
   // and purpose (0: none), and codes a day per user and per phone number across tenants (the SMS-pumping brake).
   SVC_OTP_TTL_SECONDS: Int(300, 60, 3600),
   SVC_OTP_MAX_ATTEMPTS: Int(5, 1, 10),

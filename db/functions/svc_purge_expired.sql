@@ -7,10 +7,10 @@ declare
   -- Each table and what makes its rows expired.
   -- login_failures, user_login_failures: a day without failures, and no lockout running.
   -- sms_daily_usage and the one-time code days: only the current local day decides (db/repos/sms/sms-quota.ts,
-  -- lib/otp), and the local day of any time zone (UTC-12 to UTC+14) is the UTC day, the one before or the one
+  -- lib/account-security/codes), and the local day of any time zone (UTC-12 to UTC+14) is the UTC day, the one before or the one
   -- after, so what is older than yesterday in UTC is no zone's today.
   -- mfa_challenges: the second step of a login (lib/sign-in/login-second-step.ts); an expired one opens nothing.
-  -- webhook_events: delivered or given up, kept 7 days for support (lib/webhooks).
+  -- webhook_events: delivered or given up, kept 7 days for support (lib/events).
   expiries constant text[] := array[
     'revoked_access_tokens', 'expires_at < now()',
     'session_revocations', 'expires_at < now()',

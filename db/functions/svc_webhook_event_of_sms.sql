@@ -1,6 +1,6 @@
 -- Row-level trigger of sms_messages, fired (WHEN) when a staff message reaches SENT, FAILED, PARTIAL or CANCELLED:
 -- writes the delivery event into the outbox (webhook_events) in the same transaction, if the tenant's endpoint
--- subscribes to its type, so an event exists exactly when the change that causes it committed (lib/webhooks). The body
+-- subscribes to its type, so an event exists exactly when the change that causes it committed (lib/events). The body
 -- is the event as it will be sent, fixed now: every retry sends the same bytes. Runs as the writer, under RLS.
 create or replace function svc_webhook_event_of_sms() returns trigger language plpgsql as $$
 declare

@@ -10,8 +10,8 @@ export const PROBLEM_MEDIA_TYPE = 'application/problem+json'
 // is registered by plugins/platform/swagger.ts.
 const PROBLEM_REFERENCE = { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` }
 
-// The refusals that say when to come back: the address budget and the login lockout (lib/auth), the daily SMS
-// quota (lib/sms/create-message.ts), the one-time code limits (lib/otp) and 503 (lib/http/problem.ts
+// The refusals that say when to come back: the address budget and the login lockout (lib/sign-in), the daily SMS
+// quota (lib/sms/create-message.ts), the one-time code limits (lib/account-security/codes) and 503 (lib/http/problem.ts
 // `serviceUnavailable`).
 const SENDS_RETRY_AFTER = new Set<ErrorCode>(['AUTH_018', 'RATE_LIMITED', 'OTP_RATE_LIMITED', 'SMS_QUOTA_EXCEEDED', 'SERVICE_UNAVAILABLE'])
 

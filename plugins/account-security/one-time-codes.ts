@@ -5,7 +5,7 @@ import { systemSmsSettings } from '../../lib/dispatch/system-messages.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** What issuing and checking one-time codes needs (lib/otp): keys and limits, and the code SMS's settings. */
+    /** What issuing and checking one-time codes needs (lib/account-security/codes): keys and limits, and the code SMS's settings. */
     oneTimeCodes: CodeIssuing
   }
 }

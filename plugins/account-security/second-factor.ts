@@ -5,7 +5,7 @@ import { mfaSettings, type MfaSettings } from '../../lib/account-security/second
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The second factor's keys and token lifetime (lib/mfa). */
+    /** The second factor's keys and token lifetime (lib/account-security/second-factor). */
     mfa: MfaSettings
     /** What a password reset asks of a user with a second factor (lib/account-security/recovery/reset-factors.ts). */
     secondFactors: SecondFactorCheck

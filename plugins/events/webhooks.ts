@@ -8,7 +8,7 @@ import { secretSealingKeys } from '../../lib/events/signing-secret.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Delivery events to the tenants' endpoints (lib/webhooks): what the endpoint routes and the loop share. */
+    /** Delivery events to the tenants' endpoints (lib/events): what the endpoint routes and the loop share. */
     webhooks: {
       /** Seal and open signing secrets; derived from the data keys, as stable across instances as they are. */
       sealingKey: KeyRing

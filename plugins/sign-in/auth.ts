@@ -21,7 +21,7 @@ declare module 'fastify' {
     readonly caller: Identity
   }
   interface FastifyInstance {
-    /** Database, token keys and settings for the authentication flows (lib/auth). */
+    /** Database, token keys and settings for the authentication flows (lib/sign-in). */
     authDeps: AuthDeps
     /** The key set that signs and verifies tokens (SVC_JWT_KEYS, SVC_JWT_SECRET); its public half is the JWKS. */
     tokenKeys: TokenKeys

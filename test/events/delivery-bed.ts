@@ -13,7 +13,7 @@ import { buildTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 
 
-// Delivery tests (test/webhooks): receivers on loopback, academies of an isolated database (the deliverer claims
+// Delivery tests (test/events): receivers on loopback, academies of an isolated database (the deliverer claims
 // across every tenant of its database), and the event rows as the owner reads them.
 
 export interface DeliveryBed {

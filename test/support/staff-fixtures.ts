@@ -13,7 +13,7 @@ export interface Actor {
 
 /**
  * A user of `role` in `tenant` with a signed access token, without the cost of a bcrypt login. The token is
- * as real as a login's (same signer, claims and issuer); tests of login itself live under test/routes/auth.
+ * as real as a login's (same signer, claims and issuer); tests of login itself live under test/sign-in.
  */
 export async function actor(app: FastifyInstance, tenant: TenantRow, role: Role): Promise<Actor> {
   const user = await insertUser(tenant, { role })

@@ -35,7 +35,7 @@ export function findUserByLoginId(trx: TenantTx, userLoginId: string): Promise<U
   return trx.selectFrom('users').select(USER_COLUMNS).where('userLoginId', '=', userLoginId).executeTakeFirst()
 }
 
-// Whether the user has a second factor enabled (lib/mfa): read with the password hash, so a login learns whether
+// Whether the user has a second factor enabled (lib/account-security/second-factor): read with the password hash, so a login learns whether
 // it needs a second step without a round trip of its own.
 const hasSecondFactor = sql<boolean>`exists (
   select 1 from user_second_factors f
