@@ -18,7 +18,7 @@ import { releaseDailyRecipients } from '../../../db/repos/sms-quota.js'
 import type { DB } from '../../../db/schema.js'
 import { withTenant, type TenantTx } from '../../../db/tenant-transaction.js'
 import { applyDeliveryReports } from '../delivery/apply-reports.js'
-import type { GroupOwner, OutgoingSms, SendRequest, SmsProvider } from '../providers/provider.js'
+import type { GroupOwner, OutgoingSms, ReportDeliveries, SendRequest, SmsProvider } from '../providers/provider.js'
 import { systemClock, type Clock } from '../../clock.js'
 import { DEFAULT_TIME_ZONE, LEASE_MARGIN_MS } from '../../env.js'
 import type { DatabaseOutage } from '../../observability/database-outage.js'
@@ -164,6 +164,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const stopGraceOver = new AbortController()
   const attempts = new Set<Promise<void>>()
   const outcomes = createOutcomeWriter({ ...options, clock, timeZone })
+  const reportDeliveries: ReportDeliveries = async (reports) => {
+    await applyDeliveryReports(db, reports.map((report) => ({ ok: true as const, report })))
+  }
 
   /**
    * A number put on the opt-out list after an advertisement was accepted must not get it either: its recipients
@@ -320,10 +323,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     if (!recorded) return null
     const { prepared, outcome } = recorded
-    if (outcome.sentGroupId !== null && provider.reportsFor) {
-      const taken = outcome.entries.filter((entry) => entry.groupId === outcome.sentGroupId && entry.messageId !== null)
-      const reports = provider.reportsFor(prepared.request, outcome.sentGroupId, taken)
-      await applyDeliveryReports(db, reports.map((report) => ({ ok: true as const, report })))
+    if (outcome.sentGroupId !== null) {
+      const groupId = outcome.sentGroupId
+      const taken = outcome.entries.filter((entry) => entry.groupId === groupId && entry.messageId !== null)
+      const { tenantSlug, smsId, kind } = prepared.request
+      await provider.afterRecorded?.({ owner: { tenantSlug, smsId, kind }, groupId, taken }, reportDeliveries)
     }
     return attemptKind(outcome)
   }
