@@ -10,9 +10,17 @@ import { DISPATCH_RECORD_GRACE_MS } from '../../shutdown-budget.js'
 import { applyDeliveryReports } from '../delivery/apply-reports.js'
 import type { ReportDeliveries, SmsProvider } from '../providers/provider.js'
 import { inQuietHours } from '../quiet-hours.js'
-import { runAttempt, type AttemptContext, type AttemptKind } from './attempt.js'
+import { runAttempt, type AttemptContext } from './attempt.js'
 import { createOutcomeWriter } from './attempt-outcome.js'
+import { ClaimLoop } from './claim-loop.js'
 import { unlessOutage } from './unless-outage.js'
+import { WorkerPool } from './worker-pool.js'
+
+/**
+ * The SMS dispatcher, composed of its parts: the claim loop (lib/sms/dispatch/claim-loop.ts) claims due messages for
+ * the free workers of the pool (lib/sms/dispatch/worker-pool.ts), each of which runs one attempt
+ * (lib/sms/dispatch/attempt.ts). The service kicks the loop (plugins/dispatcher.ts); runOnce drives the same loop.
+ */
 
 export interface DispatcherOptions {
   db: Kysely<DB>
@@ -57,7 +65,10 @@ export interface DispatcherOptions {
 export interface Dispatcher {
   /** Claims due work for every free worker now; calls while it claims are folded into one more claim. */
   kick(): void
-  /** Claims and sends until nothing is due (at most batchSize messages), waiting for every attempt (tests). */
+  /**
+   * Drives the claim loop until nothing is due (at most batchSize messages unless the service kicks it too), waiting
+   * for every attempt it started; resolves with how many messages were claimed meanwhile (tests, scripts).
+   */
   runOnce(): Promise<number>
   /** Sends one claimed message; exposed so tests can drive a claim directly. */
   processClaim(claim: Claim): Promise<void>
@@ -89,8 +100,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const advertisingOpen = () => !inQuietHours(clock(), timeZone)
   const outcomes = createOutcomeWriter({ ...options, clock, timeZone })
   const failures = unlessOutage(options.databaseOutage)
-  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
-  const attempts = new Set<Promise<void>>()
   // The dispatcher's own state: whether stop() was called, and whether its grace for recordings is spent.
   const stopping = new AbortController()
   const stopGraceOver = new AbortController()
@@ -98,7 +107,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     await applyDeliveryReports(db, reports.map((report) => ({ ok: true as const, report })))
   }
 
-  const context: AttemptContext = {
+  const attempts: AttemptContext = {
     db,
     provider,
     log,
@@ -113,134 +122,38 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     stopping: stopping.signal,
     stopGraceOver: stopGraceOver.signal,
   }
-  /** An attempt, tracked so that stop() waits for it whether it succeeds or fails. */
-  function started(claim: Claim, claimedAt: number): Promise<AttemptKind | null> {
-    const running = runAttempt(context, claim, claimedAt)
-    const settled = running.then(
-      () => undefined,
-      () => undefined,
-    )
-    attempts.add(settled)
-    void settled.finally(() => attempts.delete(settled))
-    return running
-  }
-
-  /** Runs one claim's attempt, tracked for stop(); never rejects (a failure is logged, its lease lapses). */
-  function track(claim: Claim, claimedAt: number): Promise<AttemptKind | 'failed' | null> {
-    return started(claim, claimedAt).catch((error: unknown) => {
-      failures(error, () =>
-        log.error({ err: error, smsId: claim.smsId }, 'dispatch of a message failed; its lease lapses and the next holder takes it over'),
-      )
-      return 'failed' as const
-    })
-  }
-
-  /** Claims for the free workers: as many as are free (never more than a batch), each started the moment it is claimed. */
-  async function claimFor(free: number): Promise<{ claims: Claim[]; claimedAt: number }> {
-    const claimedAt = performance.now()
-    const claims = await claimDueMessages(db, Math.min(free, options.batchSize), leaseSeconds, systemSender, advertisingOpen())
-    options.databaseOutage?.reachable()
-    return { claims, claimedAt }
-  }
-
-  /** The one line an operator reads per claim: what was claimed and how the attempts ended. */
-  function logRound(running: Promise<AttemptKind | 'failed' | null>[]): void {
-    void Promise.all(running).then((kinds) => {
-      const count = (kind: AttemptKind | 'failed' | null) => kinds.filter((each) => each === kind).length
-      log.info(
-        {
-          claimed: kinds.length,
-          sent: count('accepted'),
-          retrying: count('retryable'),
-          unresolved: count('unresolved'),
-          failed: count('rejected') + count('failed'),
-          notSent: count(null),
-        },
-        'dispatch batch',
-      )
-    })
-  }
-
-  let inFlight = 0
-  let claiming: Promise<void> | null = null
-  /** A kick arrived, or the last claim was full: there may be due work that no claim has looked for yet. */
-  let backlog = false
-
-  /**
-   * Claims while workers are free and due work is found. Each attempt frees its worker when it ends and claims again
-   * if there may be more, so a slow provider call holds one worker, never the others' next claims.
-   */
-  async function claimForFreeWorkers(): Promise<void> {
-    while (!stopping.signal.aborted && backlog && inFlight < concurrency) {
-      backlog = false
-      const wanted = Math.min(concurrency - inFlight, options.batchSize)
-      const { claims, claimedAt } = await claimFor(wanted)
-      if (claims.length === wanted) backlog = true
-      if (claims.length === 0) return
-      const round = claims.map((claim) => {
-        inFlight++
-        return track(claim, claimedAt).finally(() => {
-          inFlight--
-          if (backlog) kick()
-        })
-      })
-      logRound(round)
-    }
-  }
-
-  function kick(): void {
-    if (stopping.signal.aborted) return
-    backlog = true
-    if (claiming) return
-    claiming = claimForFreeWorkers()
-      .catch((error: unknown) => failures(error, () => log.error({ err: error }, 'dispatch claim failed')))
-      .finally(() => {
-        claiming = null
-        // A worker freed (or a kick) while this claim ran still gets its claim.
-        if (backlog && !stopping.signal.aborted && inFlight < concurrency) kick()
-      })
-  }
-
-  /** Claims and sends until nothing more is due or a batch was claimed, waiting for every attempt. */
-  async function runOnce(): Promise<number> {
-    let claimed = 0
-    const running = new Set<Promise<unknown>>()
-    try {
-      while (!stopping.signal.aborted && claimed < options.batchSize) {
-        if (running.size >= concurrency) {
-          await Promise.race(running)
-          continue
-        }
-        const wanted = Math.min(concurrency - running.size, options.batchSize - claimed)
-        const { claims, claimedAt } = await claimFor(wanted)
-        claimed += claims.length
-        const round = claims.map((claim) => {
-          const task: Promise<AttemptKind | 'failed' | null> = track(claim, claimedAt).finally(() => running.delete(task))
-          running.add(task)
-          return task
-        })
-        if (round.length > 0) logRound(round)
-        if (claims.length < wanted) break
-      }
-    } finally {
-      await Promise.all(running)
-    }
-    return claimed
-  }
+  const pool = new WorkerPool({
+    size: options.concurrency ?? DEFAULT_CONCURRENCY,
+    attempt: (claim, claimedAt) => runAttempt(attempts, claim, claimedAt),
+    log,
+    unlessOutage: failures,
+  })
+  const loop = new ClaimLoop({
+    pool,
+    claimDue: async (count) => {
+      const claims = await claimDueMessages(db, count, leaseSeconds, systemSender, advertisingOpen())
+      options.databaseOutage?.reachable()
+      return claims
+    },
+    batchSize: options.batchSize,
+    stopping: stopping.signal,
+    log,
+    unlessOutage: failures,
+  })
 
   return {
-    kick,
-    runOnce,
-    async processClaim(claim) {
+    kick: () => loop.kick(),
+    runOnce: () => loop.pass(),
+    async processClaim(claim: Claim) {
       // Its failure reaches the caller (tests drive claims directly).
-      await started(claim, performance.now())
+      await pool.runWithoutWorker(claim)
     },
     async stop() {
       stopping.abort()
       const graceTimer = setTimeout(() => stopGraceOver.abort(), options.recordGraceOnStopMs ?? DISPATCH_RECORD_GRACE_MS)
       try {
-        await claiming
-        await Promise.allSettled([...attempts])
+        await loop.claimEnded()
+        await pool.ended()
       } finally {
         clearTimeout(graceTimer)
       }
