@@ -7,7 +7,7 @@ export const CLOSE_TIMEOUT_MS = 30_000
 
 /**
  * How long, once shutdown begins, the dispatcher keeps retrying to record a provider answer the database does not
- * take (lib/dispatch/dispatcher.ts): short enough that the pool still closes and the answers given up are
+ * take (lib/dispatch/attempt.ts): short enough that the pool still closes and the answers given up are
  * logged before CLOSE_TIMEOUT_MS ends the process.
  */
 export const DISPATCH_RECORD_GRACE_MS = 20_000

@@ -29,7 +29,7 @@ export interface HandOverOutcome {
   /** Final outcomes per recipient: taken by the provider (with its message id) or refused by it. */
   entries: PlacedEntry[]
   rest: Rest
-  /** The group sent in this attempt, whose taken entries the mock reports on at once. */
+  /** The group sent in this attempt, whose taken entries the provider hears of once recorded (the mock reports them). */
   sentGroupId: string | null
 }
 

@@ -67,11 +67,11 @@ export function createMockProvider(options: MockProviderOptions = {}): SmsProvid
       const asked = new Set(recipients.map((recipient) => recipient.recipientIndex))
       return { kind: 'ok', sent: group.sent, entries: group.entries.filter((entry) => asked.has(entry.recipientIndex)) }
     },
-    reportsFor(owner, groupId, taken): DeliveryReport[] {
+    async afterRecorded({ owner, groupId, taken }, report) {
       // A sent group is only read back after its answer was lost; forgetting it once reported keeps memory flat.
       groups.delete(groupId)
       const now = new Date()
-      return taken.map((entry) => ({
+      const reports: DeliveryReport[] = taken.map((entry) => ({
         tenantSlug: owner.tenantSlug,
         smsId: owner.smsId,
         recipientIndex: entry.recipientIndex,
@@ -81,6 +81,7 @@ export function createMockProvider(options: MockProviderOptions = {}): SmsProvid
         statusMessage: 'delivered',
         dateProcessed: now,
       }))
+      await report(reports)
     },
   }
 }

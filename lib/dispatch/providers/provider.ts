@@ -58,6 +58,16 @@ export type CallResult<T> = ({ kind: 'ok' } & T) | CallFailure
 /** A group as read back: whether it was sent, and every message in it that names a recipient of the request. */
 export type GroupReadback = CallResult<{ sent: boolean; entries: GroupEntry[] }> | { kind: 'missing' }
 
+/** A group an attempt sent, once its outcome is recorded: whose it is, and the entries the provider took. */
+export interface RecordedSend {
+  owner: GroupOwner
+  groupId: string
+  taken: readonly GroupEntry[]
+}
+
+/** Applies delivery reports the way the webhook's are applied (lib/dispatch/delivery/apply-reports.ts). */
+export type ReportDeliveries = (reports: DeliveryReport[]) => Promise<void>
+
 export interface SmsProvider {
   readonly name: 'mock' | 'extsms'
   /**
@@ -74,9 +84,9 @@ export interface SmsProvider {
   /** The group's state and the entries of `recipients` in it; `missing` when the provider has no such group. */
   readGroup(groupId: string, recipients: readonly CallRecipient[]): Promise<GroupReadback>
   /**
-   * Delivery reports the provider produces itself once a sent group is recorded (the mock reports every taken
-   * recipient DELIVERED at once); they go through the same code path as the webhook's. Live providers call the
-   * webhook instead and leave this out.
+   * Called once the outcome of a group an attempt sent is recorded. A provider that produces delivery reports itself
+   * (the mock reports every taken recipient DELIVERED at once) hands them to `report`, the same code path as the
+   * webhook's. Live providers call the webhook instead and leave this out.
    */
-  reportsFor?(owner: GroupOwner, groupId: string, taken: readonly GroupEntry[]): DeliveryReport[]
+  afterRecorded?(sent: RecordedSend, report: ReportDeliveries): Promise<void>
 }

@@ -1,5 +1,6 @@
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
+import type { DeliveryReport } from '../../../lib/dispatch/delivery/delivery-report.js'
 import { createMockProvider } from '../../../lib/dispatch/providers/mock.js'
 import type { OutgoingSms, SendRequest, SmsProvider } from '../../../lib/dispatch/providers/provider.js'
 
@@ -81,7 +82,9 @@ describe('the mock provider', () => {
     if (added.kind !== 'ok') throw new Error('not added')
     await provider.sendGroup(groupId)
 
-    const reports = provider.reportsFor!({ tenantSlug: 'acme', smsId: 7, kind: 'STAFF' }, groupId, added.entries)
+    const reports: DeliveryReport[] = []
+    const owner = { tenantSlug: 'acme', smsId: 7, kind: 'STAFF' as const }
+    await provider.afterRecorded!({ owner, groupId, taken: added.entries }, async (made) => void reports.push(...made))
 
     expect(reports).toEqual(
       added.entries.map((entry) => ({

@@ -1,0 +1,112 @@
+import {
+  findClaimedMessage,
+  findUnsentRecipients,
+  handOverClaimedMessage,
+  optOutListedRecipients,
+  releaseClaim,
+  type Claim,
+  type ClaimedMessage,
+  type UnsentRecipient,
+} from '../../db/repos/dispatch/dispatch.js'
+import { releaseDailyRecipients } from '../../db/repos/sms/sms-quota.js'
+import type { TenantTx } from '../../db/tenant-transaction.js'
+import { advertisementSubject, frameAdvertisement } from '../advertising/advertising.js'
+import type { GroupOwner, OutgoingSms, SendRequest } from './providers/provider.js'
+import { renderContent, type RenderFields } from '../sms/sizing.js'
+import type { OutcomeWriter } from './attempt-outcome.js'
+
+/** What the hand-over transaction needs beyond the claim; fixed for the dispatcher's life. */
+export interface HandOverSettings {
+  maxAttempts: number
+  /** SVC_SMS_SYSTEM_SENDER: a system message from this number is not held for the tenant's sender number. */
+  systemSender: string | null
+  /** Read afresh at every hand-over: a claim made at 20:59:59 is not handed over at 21:00. */
+  advertisingOpen(): boolean
+  /** The day on which late opt-outs get their quota back is this zone's. */
+  timeZone: string
+  outcomes: Pick<OutcomeWriter, 'unsendableReason' | 'failUnsendable'>
+}
+
+/** What an attempt hands over: the recipients still to send, and a group an earlier attempt left open. */
+export interface PreparedHandOver {
+  request: SendRequest
+  attempt: number
+  openGroupId: string | null
+  /** Resolve the open group and end the message: why (expired, out of attempts), or null to send. */
+  sendNothingNew: string | null
+}
+
+/**
+ * Each recipient's text. Stored content is never rendered; each recipient gets its own personalised text only here,
+ * and an advertisement is framed with what it was accepted with (lib/advertising/advertising.ts). A system message's text is
+ * the service's own, sent as written: a tenant name may contain `{name}`.
+ */
+function messageText(message: ClaimedMessage): (recipient: RenderFields) => string {
+  if (message.kind !== 'STAFF') return () => message.content
+  if (message.purpose !== 'ADVERTISEMENT') return (recipient) => renderContent(message.content, recipient)
+  const frame = { senderName: message.adSenderName!, optOutNumber: message.adOptOutNumber! }
+  return (recipient) => frameAdvertisement(renderContent(message.content, recipient), frame)
+}
+
+/** An LMS message's subject: its title, after the `(광고)` label for an advertisement. */
+function messageSubject(message: ClaimedMessage): string {
+  return message.purpose === 'ADVERTISEMENT' ? advertisementSubject(message.title) : message.title
+}
+
+/**
+ * A number put on the opt-out list after an advertisement was accepted must not get it either: its recipients
+ * are left out at every hand-over, and the quota gets them back on the day the message was accepted.
+ */
+async function leaveOutLateOptOuts(trx: TenantTx, tenantId: number, message: ClaimedMessage, timeZone: string): Promise<void> {
+  const listed = await optOutListedRecipients(trx, message.id)
+  await releaseDailyRecipients(trx, tenantId, { at: message.createdAt, timeZone }, listed)
+}
+
+/** The recipients still to send (PENDING), each with its message as `compose` makes it. */
+async function requestOf(
+  trx: TenantTx,
+  owner: GroupOwner,
+  compose: (recipient: UnsentRecipient) => Omit<OutgoingSms, 'recipientIndex' | 'to'>,
+): Promise<SendRequest> {
+  const recipients = await findUnsentRecipients(trx, owner.smsId)
+  return {
+    ...owner,
+    messages: recipients.map((recipient) => ({ recipientIndex: recipient.recipientIndex, to: recipient.phone, ...compose(recipient) })),
+  }
+}
+
+/**
+ * The hand-over: in one transaction, checks the claim, counts the attempt and marks the message as handed to
+ * the provider. Once this commits the provider may be called; before, the claim can still be given back. A
+ * message that can never be sent ends here, unless a group of an earlier attempt is open: that is read back first.
+ * Null when there is nothing to hand over (the claim given back, or the message ended).
+ */
+export async function prepareHandOver(trx: TenantTx, claim: Claim, settings: HandOverSettings): Promise<PreparedHandOver | null> {
+  const { outcomes } = settings
+  const message = await handOverClaimedMessage(trx, claim, settings.maxAttempts, settings.systemSender, settings.advertisingOpen())
+  if (!message) {
+    const unsent = await findClaimedMessage(trx, claim)
+    const reason = unsent ? outcomes.unsendableReason(unsent) : null
+    if (unsent && reason !== null && unsent.openGroupId !== null) {
+      // Only read back, never sent: the recipients' numbers are all it needs.
+      const owner = { tenantSlug: unsent.tenantSlug, smsId: claim.smsId, kind: unsent.kind }
+      const request = await requestOf(trx, owner, () => ({ from: '', text: '', type: 'SMS' }))
+      return { attempt: unsent.dispatchAttempts, openGroupId: unsent.openGroupId, sendNothingNew: reason, request }
+    }
+    if (unsent && reason !== null) await outcomes.failUnsendable(trx, claim, unsent.dispatchAttempts, reason)
+    // Held since the claim (tenant suspended, sender number rejected or replaced, an advertisement whose quiet
+    // hours have begun): give it back untouched, PENDING.
+    await releaseClaim(trx, claim)
+    return null
+  }
+  if (message.purpose === 'ADVERTISEMENT') await leaveOutLateOptOuts(trx, claim.tenantId, message, settings.timeZone)
+  const textFor = messageText(message)
+  const owner = { tenantSlug: message.tenantSlug, smsId: message.id, kind: message.kind }
+  const request = await requestOf(trx, owner, (recipient) => ({
+    from: message.senderNumber ?? '',
+    text: textFor(recipient),
+    type: message.messageType,
+    ...(message.messageType === 'LMS' ? { subject: messageSubject(message) } : {}),
+  }))
+  return { attempt: message.dispatchAttempts, openGroupId: message.openGroupId, sendNothingNew: null, request }
+}
