@@ -14,7 +14,7 @@ declare module 'fastify' {
 }
 
 /**
- * Shutdown as a load balancer sees it. Fastify's own answer while closing (return503OnClosing, turned off in
+ * Shutdown as a load balancer sees it (the probes it reads are routes/actuator/index.ts). Fastify's own answer while closing (return503OnClosing, turned off in
  * lib/http/server-options.ts) is plain JSON outside the catalog; here a request that arrives after close began gets
  * 503 SERVICE_UNAVAILABLE as problem+json with Retry-After, and its connection is closed so the client retries
  * elsewhere. In-flight requests finish normally.
