@@ -11,7 +11,7 @@ const APPROVE = { registrationStatus: 'APPROVED' }
 const now = () => Math.floor(Date.now() / 1000)
 
 describe('internal signature plugin', () => {
-  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const app = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
   let tenant: TenantRow
 
   beforeAll(async () => {
@@ -127,8 +127,8 @@ describe('internal signature plugin', () => {
 })
 
 describe('internal signature plugin: each signed call is accepted once', () => {
-  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
-  const sibling = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const app = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
+  const sibling = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
   const REJECT = { registrationStatus: 'REJECTED', rejectionReason: 'Certificate does not match the number' }
 
   it('refuses a captured REJECTED replayed over a later APPROVED, and the row stays APPROVED', async () => {

@@ -8,7 +8,7 @@ import { AppError } from '../../../lib/errors.js'
 import { canonicalJson, requestFingerprint } from '../../../lib/idempotency/fingerprint.js'
 import { until } from '../../support/auth-fixtures.js'
 import { createTenant, owner } from '../../support/fixtures.js'
-import { awayFromTheMinuteJob, buildAppWith, itConcurrent } from '../../support/helper.js'
+import { buildAppWith, itConcurrent } from '../../support/helper.js'
 import { keyRows, messageRows, minutesFromNow, newKey, post, problem, recipients, send } from '../../support/sms-send-fixtures.js'
 import { academy, actor, type Actor } from '../../support/staff-fixtures.js'
 
@@ -359,7 +359,6 @@ describe('idempotency plugin', () => {
     })
 
     it('purges expired keys and keeps live ones', async () => {
-      await awayFromTheMinuteJob()
       const { tenant, who } = await staff()
       await insertKey(tenant.id, who.user.id, 'expired', { state: 'COMPLETED', resourceId: 1, statusCode: 201, expiresAt: sql<Date>`now() - interval '1 minute'` })
       await insertKey(tenant.id, who.user.id, 'live', { state: 'COMPLETED', resourceId: 1, statusCode: 201 })
