@@ -16,6 +16,8 @@ export interface AppOptions {
   resolveHost?: ResolveHost
   /** Built only to read its routes (the OpenAPI document): nothing at start may query the database (plugins/platform/data-keys.ts). */
   withoutDatabase?: true
+  /** False: no cron schedule starts (minute purge, SMS retention and upkeep, dispatch and webhook ticks); their kicks and functions stay. Tests (test/support/helper.ts). */
+  scheduledJobs?: boolean
 }
 
 const here = dirname(fileURLToPath(import.meta.url))

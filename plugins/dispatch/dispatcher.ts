@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import cron from 'node-cron'
+import type { AppOptions } from '../../app.js'
 import { createDispatcher, type Dispatcher } from '../../lib/dispatch/dispatcher.js'
 import { createProvider } from '../../lib/dispatch/providers/index.js'
 
@@ -19,8 +20,8 @@ declare module 'fastify' {
  * a process that died between commit and kick, an expired claim of a crashed instance, which lapses one
  * SVC_SMS_LEASE_SECONDS after its heartbeat stopped).
  */
-export default fp(
-  async (app) => {
+export default fp<AppOptions>(
+  async (app, options) => {
     const { env } = app
     const log = app.log.child({ component: 'dispatcher' })
     const dispatcher = createDispatcher({
@@ -46,14 +47,14 @@ export default fp(
     })
     if (!enabled) return
 
-    const task = cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => dispatcher.kick(), {
-      name: 'sms-dispatch',
-      noOverlap: true,
-    })
+    const task =
+      options.scheduledJobs === false
+        ? undefined
+        : cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => dispatcher.kick(), { name: 'sms-dispatch', noOverlap: true })
     app.addHook('onReady', async () => dispatcher.kick())
     // On shutdown: no new claims; in-flight sends finish and record, claims not handed to the provider are released.
     app.addHook('onClose', async () => {
-      await task.destroy()
+      await task?.destroy()
       await dispatcher.stop()
     })
   },

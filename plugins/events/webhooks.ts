@@ -56,10 +56,13 @@ export default fp<AppOptions>(
       app.addHook('onClose', () => deliverer.stop())
       return
     }
-    const task = cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => deliverer.kick(), { name: 'webhook-delivery', noOverlap: true })
+    const task =
+      options.scheduledJobs === false
+        ? undefined
+        : cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => deliverer.kick(), { name: 'webhook-delivery', noOverlap: true })
     app.addHook('onReady', async () => deliverer.kick())
     app.addHook('onClose', async () => {
-      await task.destroy()
+      await task?.destroy()
       await deliverer.stop()
     })
   },

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { sql } from 'kysely'
 import cron from 'node-cron'
+import type { AppOptions } from '../../app.js'
 import { inBatches } from '../../db/repos/in-batches.js'
 import { rollUpSmsUsage } from '../../db/repos/audit/sms-usage.js'
 import { purgeUsedSignatures } from '../../db/repos/used-internal-signatures.js'
@@ -28,8 +29,8 @@ declare module 'fastify' {
   }
 }
 
-export default fp(
-  async (app) => {
+export default fp<AppOptions>(
+  async (app, options) => {
     // The age is the owner's stored setting, read by the function: nothing this instance sends can choose it.
     const purgeAuditEvents = () =>
       inBatches(AUDIT_PURGE_LIMITS, async (batch) => {
@@ -46,6 +47,7 @@ export default fp(
     // rebuilds them all.
     const rollUpUsage = () => rollUpSmsUsage(app.db, app.env.SVC_TIME_ZONE)
     app.decorate('rollUpSmsUsage', rollUpUsage)
+    if (options.scheduledJobs === false) return
     // A minute missed in a database outage is part of the outage's two lines (plugins/platform/db.ts), not one more warning.
     const failed = (error: unknown, message: string) => {
       if (!app.databaseOutage.absorbs('maintenance', error)) app.log.warn({ err: error }, message)

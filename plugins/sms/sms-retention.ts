@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import cron from 'node-cron'
+import type { AppOptions } from '../../app.js'
 import { readRetentionSettings } from '../../db/repos/audit/retention-settings.js'
 import { dropRangesPastRetention, prepareRanges, purgeOldMessages, type DroppedRange } from '../../db/repos/sms/sms-retention.js'
 
@@ -28,8 +29,8 @@ declare module 'fastify' {
   }
 }
 
-export default fp(
-  async (app) => {
+export default fp<AppOptions>(
+  async (app, options) => {
     const purge = () => purgeOldMessages(app.db, PURGE_LIMITS)
     // Months go by the same stored retention the row purge reads, not by this instance's SVC_SMS_RETENTION_DAYS:
     // whoever migrated last decided it, and both removals must agree.
@@ -43,7 +44,9 @@ export default fp(
     const failed = (error: unknown, message: string) => {
       if (!app.databaseOutage.absorbs('maintenance', error)) app.log.warn({ err: error }, message)
     }
-    const purgeTask = cron.schedule(
+    const schedule = (expression: string, job: () => Promise<void>, name: string) =>
+      options.scheduledJobs === false ? undefined : cron.schedule(expression, job, { name, noOverlap: true, unref: true })
+    const purgeTask = schedule(
       PURGE_SCHEDULE,
       async () => {
         try {
@@ -53,10 +56,10 @@ export default fp(
           failed(error, 'removal of SMS messages past retention failed')
         }
       },
-      { name: 'sms-retention', noOverlap: true, unref: true },
+      'sms-retention',
     )
     app.addHook('onClose', async () => {
-      await purgeTask.destroy()
+      await purgeTask?.destroy()
     })
     if (app.env.SVC_SMS_PARTITION_UPKEEP === 'off') return
 
@@ -70,13 +73,13 @@ export default fp(
         .finally(() => {
           running = undefined
         }))
-    const upkeepTask = cron.schedule(UPKEEP_SCHEDULE, upkeep, { name: 'sms-partition-upkeep', noOverlap: true, unref: true })
+    const upkeepTask = schedule(UPKEEP_SCHEDULE, upkeep, 'sms-partition-upkeep')
     // At start too: an instance started after a month began opens that month's range without waiting for the hour.
     app.addHook('onReady', async () => {
       void upkeep()
     })
     app.addHook('onClose', async () => {
-      await upkeepTask.destroy()
+      await upkeepTask?.destroy()
       await running
     })
   },

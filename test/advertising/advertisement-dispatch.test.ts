@@ -1,11 +1,10 @@
-import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueTokenPair } from '../../lib/sign-in/tokens.js'
 import { until } from '../support/auth-fixtures.js'
 import { insertTenantAndSender } from '../support/dispatch-fixtures.js'
-import { buildTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 import { NO_USAGE } from '../audit/usage-fixtures.js'
 import { listOptOut, setOptOutNumber } from './advertising-fixtures.js'
@@ -14,19 +13,17 @@ import { seoul, seoulDate } from './advertisement-send-fixtures.js'
 describe('advertisements accepted by a send and dispatched by the mock provider', () => {
   // The dispatcher claims the due messages of every tenant: a database of its own keeps other files' messages away.
   let iso: IsolatedDatabase
-  let app: FastifyInstance
   // The app's clock (acceptance and dispatcher alike); noon in Seoul unless a test moves it.
   const noon = seoul('2026-03-10T12:00:00')
   let now = noon
 
   beforeAll(async () => {
     iso = await isolatedDatabase()
-    app = await buildTestApp({ DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'on' }, () => new Date(now.getTime()))
   })
   afterAll(async () => {
-    await app?.close()
     await iso?.drop()
   })
+  const app = useTestApp(() => ({ env: { DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'on' }, clock: () => new Date(now.getTime()) }))
 
   /** An academy of the isolated database with its opt-out number set, and its OWNER's headers. */
   async function isolatedAdvertiser() {
@@ -37,17 +34,17 @@ describe('advertisements accepted by a send and dispatched by the mock provider'
       .returning('id')
       .executeTakeFirstOrThrow()
     const { access } = await issueTokenPair(
-      app.tokenKeys,
+      app.current.tokenKeys,
       { userId: user.id, tenantId, tenantSlug: slug, role: 'OWNER', sid: randomUUID() },
       { accessSeconds: 600, refreshSeconds: 1200 },
     )
     const owner = { headers: { authorization: `Bearer ${access.token}` } }
-    await setOptOutNumber(app, owner)
+    await setOptOutNumber(app.current, owner)
     return owner
   }
 
   function sendAdvertisement(owner: { headers: Record<string, string> }, extra: Record<string, unknown> = {}) {
-    return app.inject({
+    return app.current.inject({
       method: 'POST',
       url: '/v1/sms/send',
       headers: { ...owner.headers, 'idempotency-key': randomUUID() },
@@ -66,15 +63,15 @@ describe('advertisements accepted by a send and dispatched by the mock provider'
   }
 
   const detailOf = (owner: { headers: Record<string, string> }, id: number) =>
-    app.inject({ method: 'GET', url: `/v1/sms/history/${id}`, headers: owner.headers }).then((response) => response.json())
+    app.current.inject({ method: 'GET', url: `/v1/sms/history/${id}`, headers: owner.headers }).then((response) => response.json())
 
   it('ends SENT with two successes, and the usage report counts 3 recipients, 1 opted out, 2 segments and their price', async () => {
     now = noon
     const owner = await isolatedAdvertiser()
-    await listOptOut(app, owner, '010-6000-0002')
+    await listOptOut(app.current, owner, '010-6000-0002')
     const sent = await sendAdvertisement(owner)
     expect(sent.statusCode).toBe(201)
-    const unitPrice = app.env.SVC_SMS_PRICE_SMS
+    const unitPrice = app.current.env.SVC_SMS_PRICE_SMS
     expect(sent.json()).toMatchObject({ messageType: 'SMS', unitPrice, recipientCount: 3, optedOutCount: 1, estimatedSegments: 2 })
 
     await until(async () => (await detailOf(owner, sent.json().id)).status === 'SENT', 10_000)
@@ -87,7 +84,7 @@ describe('advertisements accepted by a send and dispatched by the mock provider'
     ])
 
     // Usage days come from the database's clock (created_at), not the app's: today in Seoul, a day either side.
-    const usage = await app.inject({ method: 'GET', url: `/v1/sms/usage?from=${seoulDate(-1)}&to=${seoulDate(1)}`, headers: owner.headers })
+    const usage = await app.current.inject({ method: 'GET', url: `/v1/sms/usage?from=${seoulDate(-1)}&to=${seoulDate(1)}`, headers: owner.headers })
     expect(usage.statusCode).toBe(200)
     expect(usage.json().totals).toEqual({
       ...NO_USAGE,
@@ -111,15 +108,15 @@ describe('advertisements accepted by a send and dispatched by the mock provider'
     await sql`update sms_messages set scheduled_at = now() - interval '1 minute', next_attempt_at = now() - interval '1 minute'
       where id = ${sent.json().id}`.execute(iso.owner)
 
-    expect(await app.dispatcher.runOnce()).toBe(0)
+    expect(await app.current.dispatcher.runOnce()).toBe(0)
     expect(await detailOf(owner, sent.json().id)).toMatchObject({ status: 'PENDING', successCount: 0 })
 
     now = seoul('2026-03-11T07:59:59')
-    expect(await app.dispatcher.runOnce()).toBe(0)
+    expect(await app.current.dispatcher.runOnce()).toBe(0)
     expect(await detailOf(owner, sent.json().id)).toMatchObject({ status: 'PENDING' })
 
     now = seoul('2026-03-11T08:00:00')
-    await app.dispatcher.runOnce()
+    await app.current.dispatcher.runOnce()
     await until(async () => (await detailOf(owner, sent.json().id)).status === 'SENT', 10_000)
     expect(await detailOf(owner, sent.json().id)).toMatchObject({ status: 'SENT', successCount: 3 })
   })

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { issueTokenPair } from '../../lib/sign-in/tokens.js'
 import type { Clock } from '../../lib/clock.js'
 import { insertTenantAndSender, messageState } from '../support/dispatch-fixtures.js'
 import { fakeExtSmsCredentials, useDispatchTestBed } from '../dispatch/dispatch-test-bed.js'
 import { deliveryReportBody, providerSecretHeader } from '../support/fakes/extsms-server.js'
-import { buildTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { carrierBytes } from './advertisement-send-fixtures.js'
 
 // What the provider gets for an advertisement accepted through the send route: the (광고) frame the message was
@@ -27,24 +26,18 @@ const seoulDay = (at: Date) => new Intl.DateTimeFormat('en-CA', { timeZone: 'Asi
 describe('advertisements at dispatch: the frame and the opt-out list', () => {
   const bed = useDispatchTestBed(4)
   const { sentFor } = bed
-  let app: FastifyInstance
 
-  beforeAll(async () => {
-    app = await buildTestApp(
-      {
-        DATABASE_URL: bed.iso.url,
-        SVC_SMS_PROVIDER: 'extsms',
-        SVC_SMS_EXTSMS_API_KEY: fakeExtSmsCredentials.apiKey,
-        SVC_SMS_EXTSMS_API_SECRET: fakeExtSmsCredentials.apiSecret,
-        SVC_SMS_EXTSMS_BASE_URL: bed.fake.url,
-        SVC_SMS_EXTSMS_WEBHOOK_TOKEN: WEBHOOK_TOKEN,
-      },
-      NOON,
-    )
-  })
-  afterAll(async () => {
-    await app?.close()
-  })
+  const app = useTestApp(() => ({
+    env: {
+      DATABASE_URL: bed.iso.url,
+      SVC_SMS_PROVIDER: 'extsms',
+      SVC_SMS_EXTSMS_API_KEY: fakeExtSmsCredentials.apiKey,
+      SVC_SMS_EXTSMS_API_SECRET: fakeExtSmsCredentials.apiSecret,
+      SVC_SMS_EXTSMS_BASE_URL: bed.fake.url,
+      SVC_SMS_EXTSMS_WEBHOOK_TOKEN: WEBHOOK_TOKEN,
+    },
+    clock: NOON,
+  }))
 
   const dispatchAtNoon = () => bed.dispatcher({ clock: NOON }).runOnce()
 
@@ -54,7 +47,7 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
     await bed.iso.owner.updateTable('tenants').set({ name: ACADEMY }).where('id', '=', staff.tenantId).execute()
     await bed.iso.owner.insertInto('smsAdvertisingSettings').values({ tenantId: staff.tenantId, optOutNumber: OPT_OUT_NUMBER }).execute()
     const { access } = await issueTokenPair(
-      app.tokenKeys,
+      app.current.tokenKeys,
       { userId: staff.senderId, tenantId: staff.tenantId, tenantSlug: staff.slug, role: 'MANAGER', sid: randomUUID() },
       { accessSeconds: 600, refreshSeconds: 1200 },
     )
@@ -63,7 +56,7 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
   type Advertiser = Awaited<ReturnType<typeof advertiser>>
 
   async function send(who: Advertiser, purpose: 'ADVERTISEMENT' | 'INFORMATIONAL', people: [string, string][], content = CONTENT, title = 'Winter') {
-    const response = await app.inject({
+    const response = await app.current.inject({
       method: 'POST',
       url: '/v1/sms/send',
       headers: { ...who.headers, 'idempotency-key': randomUUID() },
@@ -74,7 +67,7 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
   }
 
   async function optOut(who: Advertiser, phone: string) {
-    const response = await app.inject({ method: 'POST', url: '/v1/sms/opt-outs', headers: who.headers, payload: { phone } })
+    const response = await app.current.inject({ method: 'POST', url: '/v1/sms/opt-outs', headers: who.headers, payload: { phone } })
     expect(response.statusCode, response.body).toBe(201)
   }
 
@@ -139,7 +132,7 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
     const [sent] = sentFor(ad.id)
     expect(sent?.subject).toBe(`(광고)${title.slice(0, 17)}`)
     expect(carrierBytes(sent!.subject!)).toBe(39)
-    const detail = await app.inject({ method: 'GET', url: `/v1/sms/history/${ad.id}`, headers: who.headers })
+    const detail = await app.current.inject({ method: 'GET', url: `/v1/sms/history/${ad.id}`, headers: who.headers })
     expect(detail.json().title).toBe(title)
   })
 
@@ -169,18 +162,18 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
     expect(priced).toMatchObject({ optedOutCount: 1, estimatedSegments: 2, totalPrice: 2 * ad.unitPrice })
     expect(await quotaUsed(who.tenantId)).toEqual([2])
 
-    const reports = await app.inject({
+    const reports = await app.current.inject({
       method: 'POST',
       url: '/v1/sms/solapi/webhook',
       headers: { 'x-provider-secret': providerSecretHeader(WEBHOOK_TOKEN) },
       payload: deliveryReportBody(sent),
     })
     expect(reports.json()).toEqual({ processed: 2, ignored: 0 })
-    const detail = await app.inject({ method: 'GET', url: `/v1/sms/history/${ad.id}`, headers: who.headers })
+    const detail = await app.current.inject({ method: 'GET', url: `/v1/sms/history/${ad.id}`, headers: who.headers })
     expect(detail.json()).toMatchObject({ status: 'SENT', successCount: 2, failCount: 0, optedOutCount: 1, recipientCount: 3 })
 
     const day = seoulDay(priced.createdAt)
-    const usage = await app.inject({ method: 'GET', url: `/v1/sms/usage?from=${day}&to=${day}`, headers: who.headers })
+    const usage = await app.current.inject({ method: 'GET', url: `/v1/sms/usage?from=${day}&to=${day}`, headers: who.headers })
     expect(usage.json().totals).toMatchObject({ messages: 1, recipients: 3, delivered: 2, optedOut: 1, estimatedCost: 2 * ad.unitPrice })
   })
 

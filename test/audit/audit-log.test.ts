@@ -9,7 +9,7 @@ import { storedAuditEvents } from './audit-fixtures.js'
 import { expectProblem } from '../support/auth-fixtures.js'
 import { insertTenantAndSender } from '../support/dispatch-fixtures.js'
 import { owner, type TenantRow } from '../support/fixtures.js'
-import { buildTestApp, itPostgres, useTestApp } from '../support/helper.js'
+import { itPostgres, useTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 import { academy, type Actor } from '../support/staff-fixtures.js'
 
@@ -148,15 +148,13 @@ describe('the audit log is append-only for the runtime role', () => {
  */
 describe("audit retention (the owner's stored setting)", () => {
   let iso: IsolatedDatabase
-  let app: FastifyInstance
   beforeAll(async () => {
     iso = await isolatedDatabase()
-    app = await buildTestApp({ DATABASE_URL: iso.url })
   })
   afterAll(async () => {
-    await app?.close()
     await iso?.drop()
   })
+  const app = useTestApp(() => ({ env: { DATABASE_URL: iso.url } }))
 
   const keepFor = (auditDays: number) => storeRetentionSettings(iso.owner, { auditDays, smsDays: 400 })
   async function eventsOf(tenantId: number): Promise<string[]> {
@@ -175,7 +173,7 @@ describe("audit retention (the owner's stored setting)", () => {
     await insertEvents(tenantId, 'LOGIN_FAILED', 31)
     await insertEvents(tenantId, 'LOGIN_LOCKED', 29)
     await insertEvents(tenantId, 'LOGIN_SUCCEEDED', 0)
-    await app.purgeExpired()
+    await app.current.purgeExpired()
     expect(await eventsOf(tenantId)).toEqual(['LOGIN_LOCKED', 'LOGIN_SUCCEEDED'])
   })
 
@@ -184,7 +182,7 @@ describe("audit retention (the owner's stored setting)", () => {
     const { tenantId } = await insertTenantAndSender(iso.owner)
     await insertEvents(tenantId, 'USER_CREATED', 40, 12001)
     await insertEvents(tenantId, 'USER_DELETED', 0)
-    await app.purgeExpired()
+    await app.current.purgeExpired()
     expect(await eventsOf(tenantId)).toEqual(['USER_DELETED'])
   })
 
@@ -192,7 +190,7 @@ describe("audit retention (the owner's stored setting)", () => {
     await keepFor(0)
     const { tenantId } = await insertTenantAndSender(iso.owner)
     await insertEvents(tenantId, 'USER_CREATED', 3000)
-    await app.purgeExpired()
+    await app.current.purgeExpired()
     expect(await eventsOf(tenantId)).toEqual(['USER_CREATED'])
   })
 })

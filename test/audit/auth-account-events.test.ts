@@ -1,20 +1,10 @@
-import type { FastifyInstance } from 'fastify'
 import { randomBytes, randomInt } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { withTenant } from '../../db/tenant-transaction.js'
 import { storedAuditEvents, theAuditEvent, type StoredAuditEvent } from './audit-fixtures.js'
-import {
-  decodeJwt,
-  expectAppError,
-  expectProblem,
-  insertUserWithPassword,
-  login,
-  strongPassword,
-  uniqueAddress,
-  type AuthResult,
-} from '../support/auth-fixtures.js'
+import { decodeJwt, expectAppError, expectProblem, insertUserWithPassword, login, strongPassword, uniqueAddress, type AuthResult } from '../support/auth-fixtures.js'
 import { createTenant, owner, unique, type TenantRow } from '../support/fixtures.js'
-import { buildTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { LOCKOUT_SETTINGS, MAX_FAILURES } from '../sign-in/lockout-settings.js'
 
 /**
@@ -22,13 +12,7 @@ import { LOCKOUT_SETTINGS, MAX_FAILURES } from '../sign-in/lockout-settings.js'
  * (users created, deleted, reset, renamed): who, what, from where, and never a password.
  */
 describe('audit events of accounts and sessions', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildTestApp(LOCKOUT_SETTINGS)
-  })
-  afterAll(async () => {
-    await app?.close()
-  })
+  const app = useTestApp({ env: LOCKOUT_SETTINGS })
 
   /** A user of a fresh tenant signed in on each device category given: one session each. */
   async function signedInUser(devices: string[] = ['WEB', 'MOBILE'], tenant?: TenantRow) {
@@ -39,7 +23,7 @@ describe('audit events of accounts and sessions', () => {
     const credentials = { userLoginId: user.userLoginId, password: user.password, customId: academy.customId }
     const sessions: Array<AuthResult & { sid: string }> = []
     for (const device of devices) {
-      const signedIn = await login(app, credentials, { headers: { 'x-device-category': device } })
+      const signedIn = await login(app.current, credentials, { headers: { 'x-device-category': device } })
       expect(signedIn.response.statusCode).toBe(200)
       sessions.push({ ...signedIn, sid: String(decodeJwt(signedIn.accessToken).sid) })
     }
@@ -50,7 +34,7 @@ describe('audit events of accounts and sessions', () => {
   function asUser(session: AuthResult, method: 'POST' | 'DELETE' | 'PATCH', url: string, payload?: object) {
     const requestId = unique('req')
     const address = uniqueAddress()
-    const response = app.inject({
+    const response = app.current.inject({
       method,
       url,
       payload,
@@ -131,7 +115,7 @@ describe('audit events of accounts and sessions', () => {
       expectProblem(await weak.response, 400, 'AUTH_012')
       const malformed = asUser(sessions[0]!, 'POST', '/v1/me/password', { currentPassword: credentials.password })
       expectProblem(await malformed.response, 400, 'VALIDATION_FAILED')
-      const anonymous = await app.inject({
+      const anonymous = await app.current.inject({
         method: 'POST',
         url: '/v1/me/password',
         payload: { currentPassword: credentials.password, newPassword: strongPassword() },
@@ -223,7 +207,7 @@ describe('audit events of accounts and sessions', () => {
     })
 
     it('records nothing for a logout without a token', async () => {
-      const logout = await app.inject({ method: 'POST', url: '/v1/logout', headers: { 'x-request-id': unique('req-anon') } })
+      const logout = await app.current.inject({ method: 'POST', url: '/v1/logout', headers: { 'x-request-id': unique('req-anon') } })
       expectProblem(logout, 401, 'AUTH_002')
       expect(await eventsOfRequest(String(logout.headers['x-request-id']))).toEqual([])
     })
@@ -247,7 +231,7 @@ describe('audit events of accounts and sessions', () => {
   })
 
   describe('the in-process contract', () => {
-    const contract = () => app.authContract
+    const contract = () => app.current.authContract
     /** Login ids the secret scan can never read as a phone number: letters on both sides of the random part. */
     const newLoginId = () => `renamed-${randomBytes(4).toString('hex')}x`
 
@@ -267,7 +251,7 @@ describe('audit events of accounts and sessions', () => {
     it('records nothing when the call fails, or when the transaction it joined rolls back', async () => {
       const tenant = await createTenant()
       await expectAppError(contract().createUser('Ok', '12345', 'STUDENT', tenant.id), 'INVALID_PHONE_NUMBER')
-      const joined = withTenant(app.db, tenant.id, async (trx) => {
+      const joined = withTenant(app.current.db, tenant.id, async (trx) => {
         await contract().forTenant({ tenantId: tenant.id, trx }).createUser('Rolled Back', null, 'STUDENT', tenant.id)
         throw new Error('caller fails after the call')
       })
@@ -276,7 +260,7 @@ describe('audit events of accounts and sessions', () => {
       await expectAppError(contract().forTenant(tenant.id).changeLoginId(2_000_000_000, newLoginId()), 'NOT_FOUND')
       expect(await storedAuditEvents(tenant)).toEqual([])
 
-      const kept = await withTenant(app.db, tenant.id, (trx) =>
+      const kept = await withTenant(app.current.db, tenant.id, (trx) =>
         contract().forTenant({ tenantId: tenant.id, trx }).createUser('Kept', null, 'STUDENT', tenant.id),
       )
       expect((await theAuditEvent(tenant, 'USER_CREATED')).targetId).toBe(String(kept.userId))

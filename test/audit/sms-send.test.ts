@@ -20,7 +20,7 @@ function expectNoPhoneOrContent(details: Record<string, unknown>) {
 describe('audit events of sends and cancellations', () => {
   // No service-wide daily limit, so the early quota check is skipped and a tenant's own quota is refused only by the
   // reservation, the send's last statement, after the event was written in the same transaction.
-  const app = useTestApp({ SVC_SMS_TENANT_DAILY_RECIPIENTS: '0' })
+  const app = useTestApp({ env: { SVC_SMS_TENANT_DAILY_RECIPIENTS: '0' } })
 
   const call = (who: Actor, url: string, options: { payload?: object; key?: string; requestId?: string; address?: string } = {}) =>
     app.current.inject({

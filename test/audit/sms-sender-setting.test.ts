@@ -15,7 +15,7 @@ function expectNoWholeNumber(details: Record<string, unknown>, digits: string) {
 }
 
 describe('audit events of the sender number', () => {
-  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const app = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
 
   describe('SENDER_SETTING_CHANGED (PUT /v1/sms/sender-setting)', () => {
     const put = (who: Actor, senderNumber: string, options: { requestId?: string; address?: string } = {}) =>

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
@@ -7,7 +6,7 @@ import { issueTokenPair } from '../../lib/sign-in/tokens.js'
 import { dropRangesPastRetention } from '../../db/repos/sms/sms-retention.js'
 import { until } from '../support/auth-fixtures.js'
 import { insertTenantAndSender } from '../support/dispatch-fixtures.js'
-import { buildTestApp, describePostgres } from '../support/helper.js'
+import { describePostgres, useTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 
 // A month past retention is dropped while another transaction still reads the SMS tables (a history page, a report):
@@ -15,16 +14,14 @@ import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-dat
 // queue for an ACCESS EXCLUSIVE lock behind that reader, and every send and dispatch would queue behind it.
 describePostgres('dropping a month of SMS while sends and dispatches run', () => {
   let iso: IsolatedDatabase
-  let app: FastifyInstance
 
   beforeAll(async () => {
     iso = await isolatedDatabase()
-    app = await buildTestApp({ DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'on', SVC_SMS_SCHEDULER_CRON: '0 0 1 1 *' })
   })
   afterAll(async () => {
-    await app?.close()
     await iso?.drop()
   })
+  const app = useTestApp(() => ({ env: { DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'on', SVC_SMS_SCHEDULER_CRON: '0 0 1 1 *' } }))
 
   /** An owner of a new academy with an APPROVED sender number, and the headers of a token of theirs. */
   async function signedInOwner() {
@@ -35,7 +32,7 @@ describePostgres('dropping a month of SMS while sends and dispatches run', () =>
       .returning('id')
       .executeTakeFirstOrThrow()
     const { access } = await issueTokenPair(
-      app.tokenKeys,
+      app.current.tokenKeys,
       { userId: user.id, tenantId: tenant.tenantId, tenantSlug: tenant.slug, role: 'OWNER', sid: randomUUID() },
       { accessSeconds: 600, refreshSeconds: 1200 },
     )
@@ -55,7 +52,7 @@ describePostgres('dropping a month of SMS while sends and dispatches run', () =>
   }
 
   const sendOne = (headers: Record<string, string>) =>
-    app.inject({
+    app.current.inject({
       method: 'POST',
       url: '/v1/sms/send',
       headers: { ...headers, 'idempotency-key': randomUUID() },
@@ -96,9 +93,9 @@ describePostgres('dropping a month of SMS while sends and dispatches run', () =>
 
       const sent = await sendOne(headers)
       expect(sent.statusCode).toBe(201)
-      await app.dispatcher.runOnce()
+      await app.current.dispatcher.runOnce()
       const status = async () =>
-        (await app.inject({ method: 'GET', url: `/v1/sms/history/${sent.json().id}`, headers })).json().status
+        (await app.current.inject({ method: 'GET', url: `/v1/sms/history/${sent.json().id}`, headers })).json().status
       await until(async () => (await status()) === 'SENT')
       expect(dropped, 'the detach still waits for the reader').toBeUndefined()
     } finally {
@@ -124,7 +121,7 @@ describePostgres('dropping a month of SMS while sends and dispatches run', () =>
       values (${owner.tenantId}, ${oldId}, ${owner.userId}, 'CUSTOM', 1, 'Old', 'Old news', 'SMS', 1, 20, 20, 'SENT', 'extsms',
         ${monthStart(20)}, ${monthStart(20)})`.execute(iso.owner)
     const total = async () =>
-      (await app.inject({ method: 'GET', url: '/v1/sms/history', headers: owner.headers })).json().total as number
+      (await app.current.inject({ method: 'GET', url: '/v1/sms/history', headers: owner.headers })).json().total as number
     expect(await total()).toBe(1)
     for (const parent of ['sms_messages', 'sms_recipients']) {
       await sql`alter table ${sql.id(parent)} detach partition ${sql.id(`${parent}_${suffix}`)}`.execute(iso.owner)

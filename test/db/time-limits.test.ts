@@ -3,7 +3,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, expect, inject } from 'vitest'
 import { expectProblem, insertUserWithPassword, login, until } from '../support/auth-fixtures.js'
 import { createTenant } from '../support/fixtures.js'
-import { buildTestApp, describePostgres, itPostgres } from '../support/helper.js'
+import { buildTestApp, describePostgres, itPostgres, useTestApp } from '../support/helper.js'
 import { closedPort, startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 
 const DB_LIMITS = { SVC_DB_STATEMENT_TIMEOUT_MS: '300', SVC_DB_CONNECT_TIMEOUT_MS: '300' }
@@ -68,16 +68,14 @@ describePostgres('database time limits', () => {
 
   describePostgres('behind a database that stops answering', () => {
     let proxy: TcpProxy
-    let app: FastifyInstance
     beforeAll(async () => {
       const target = new URL(inject('runtimeDatabaseUrl'))
       proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
-      app = await buildTestApp({ ...DB_LIMITS, DATABASE_URL: proxy.through(inject('runtimeDatabaseUrl')) })
     })
     afterAll(async () => {
-      await app.close()
       await proxy.close()
     })
+    const app = useTestApp(() => ({ env: { ...DB_LIMITS, DATABASE_URL: proxy.through(inject('runtimeDatabaseUrl')) } }))
 
     itPostgres('answers 503 for a connection that never opens (SVC_DB_CONNECT_TIMEOUT_MS), then recovers', async () => {
       // Frozen before the start, whose check of sealed data (plugins/platform/data-keys.ts) would otherwise leave a connection
@@ -95,21 +93,21 @@ describePostgres('database time limits', () => {
     })
 
     itPostgres('answers 503 when an open connection stops answering mid-request, readiness goes DOWN, and both recover', async () => {
-      expect((await app.inject({ method: 'GET', url: '/v1/me', headers: signedIn.bearer })).statusCode).toBe(200)
-      expect((await probe(app, 'readiness')).json()).toEqual({ status: 'UP' })
+      expect((await app.current.inject({ method: 'GET', url: '/v1/me', headers: signedIn.bearer })).statusCode).toBe(200)
+      expect((await probe(app.current, 'readiness')).json()).toEqual({ status: 'UP' })
       proxy.freeze()
       try {
-        expectUnavailable(await app.inject({ method: 'GET', url: '/v1/me', headers: signedIn.bearer }))
-        expectUnavailable(await app.inject({ method: 'POST', url: '/v1/login', payload: loginBody }))
-        expect((await probe(app, 'readiness')).json()).toEqual({ status: 'DOWN' })
-        expect((await probe(app, 'liveness')).json()).toEqual({ status: 'UP' })
+        expectUnavailable(await app.current.inject({ method: 'GET', url: '/v1/me', headers: signedIn.bearer }))
+        expectUnavailable(await app.current.inject({ method: 'POST', url: '/v1/login', payload: loginBody }))
+        expect((await probe(app.current, 'readiness')).json()).toEqual({ status: 'DOWN' })
+        expect((await probe(app.current, 'liveness')).json()).toEqual({ status: 'UP' })
       } finally {
         proxy.thaw()
       }
       // The frozen connection is dropped and a new one opened under the 300 ms connect limit; on a machine busy with
       // the rest of the suite the first may miss it, so recovery is given a few seconds rather than one request.
-      await until(async () => (await app.inject({ method: 'GET', url: '/v1/me', headers: signedIn.bearer })).statusCode === 200)
-      expect((await probe(app, 'readiness')).json()).toEqual({ status: 'UP' })
+      await until(async () => (await app.current.inject({ method: 'GET', url: '/v1/me', headers: signedIn.bearer })).statusCode === 200)
+      expect((await probe(app.current, 'readiness')).json()).toEqual({ status: 'UP' })
     })
   })
 })

@@ -1,33 +1,30 @@
-import type { FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueTokenPair } from '../../lib/sign-in/tokens.js'
 import { insertTenantAndSender } from '../support/dispatch-fixtures.js'
-import { buildTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 
 describe('send through the API, dispatched by the mock provider', () => {
   let iso: IsolatedDatabase
-  let app: FastifyInstance
 
   beforeAll(async () => {
     iso = await isolatedDatabase()
-    app = await buildTestApp({ DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'on' })
   })
   afterAll(async () => {
-    await app.close()
     await iso.drop()
   })
+  const app = useTestApp(() => ({ env: { DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'on' } }))
 
   it('reaches SENT with every recipient DELIVERED after the send commits', async () => {
     const staff = await insertTenantAndSender(iso.owner)
     const { access } = await issueTokenPair(
-      app.tokenKeys,
+      app.current.tokenKeys,
       { userId: staff.senderId, tenantId: staff.tenantId, tenantSlug: staff.slug, role: 'MANAGER', sid: randomUUID() },
       { accessSeconds: 600, refreshSeconds: 1200 },
     )
     const headers = { authorization: `Bearer ${access.token}`, 'idempotency-key': randomUUID() }
-    const sent = await app.inject({
+    const sent = await app.current.inject({
       method: 'POST',
       url: '/v1/sms/send',
       headers,
@@ -37,10 +34,10 @@ describe('send through the API, dispatched by the mock provider', () => {
     expect(sent.json().status).toBe('PENDING')
 
     const deadline = Date.now() + 10_000
-    let detail = await app.inject({ method: 'GET', url: `/v1/sms/history/${sent.json().id}`, headers })
+    let detail = await app.current.inject({ method: 'GET', url: `/v1/sms/history/${sent.json().id}`, headers })
     while (detail.json().status !== 'SENT' && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50))
-      detail = await app.inject({ method: 'GET', url: `/v1/sms/history/${sent.json().id}`, headers })
+      detail = await app.current.inject({ method: 'GET', url: `/v1/sms/history/${sent.json().id}`, headers })
     }
     expect(detail.json()).toMatchObject({ status: 'SENT', successCount: 2, failCount: 0, content: 'Hello {name}' })
     expect(detail.json().sentAt).not.toBeNull()

@@ -3,7 +3,7 @@ import { until } from '../support/auth-fixtures.js'
 import { insertPendingMessage, insertTenantAndSender, messageState } from '../support/dispatch-fixtures.js'
 import { fakeExtSmsCredentials, useProviderTestBed } from './dispatch-test-bed.js'
 import { providerSecretHeader } from '../support/fakes/extsms-server.js'
-import { buildTestApp } from '../support/helper.js'
+import { buildTestApp, startTestApp } from '../support/helper.js'
 
 // The cron ticks every second and a dispatch pass follows: a longer deadline than the fixtures' default.
 const SCHEDULED_WITHIN_MS = 10_000
@@ -23,7 +23,7 @@ describe('dispatch scheduling in the running service', () => {
   })
 
   it('finds due work on its cron tick even when no kick came (the rows are the outbox)', async () => {
-    const app = await buildTestApp(liveEnv())
+    const app = await startTestApp({ env: liveEnv(), scheduledJobs: true })
     try {
       const tenant = await insertTenantAndSender(bed.iso.owner)
       // As if the process had died between the send's commit and its kick.

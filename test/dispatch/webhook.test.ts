@@ -1,30 +1,25 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { deliveryReport, deliveryReportBody, providerSecretHeader, type FakeSentMessage } from '../support/fakes/extsms-server.js'
 import { insertPendingMessage, insertTenantAndSender, messageState } from '../support/dispatch-fixtures.js'
 import { fakeExtSmsCredentials, useProviderTestBed } from './dispatch-test-bed.js'
-import { buildTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 
 const WEBHOOK = '/v1/sms/solapi/webhook'
 const TOKEN = 'test-secret'
 
 describe('POST /v1/sms/solapi/webhook', () => {
   const bed = useProviderTestBed()
-  let app: FastifyInstance
 
-  beforeAll(async () => {
-    app = await buildTestApp({
+  const app = useTestApp(() => ({
+    env: {
       DATABASE_URL: bed.iso.url,
       SVC_SMS_PROVIDER: 'extsms',
       SVC_SMS_EXTSMS_API_KEY: fakeExtSmsCredentials.apiKey,
       SVC_SMS_EXTSMS_API_SECRET: fakeExtSmsCredentials.apiSecret,
       SVC_SMS_EXTSMS_BASE_URL: bed.fake.url,
       SVC_SMS_EXTSMS_WEBHOOK_TOKEN: TOKEN,
-    })
-  })
-  afterAll(async () => {
-    await app.close()
-  })
+    },
+  }))
 
   /** A message of `recipients` recipients, dispatched to the fake provider; returns what the provider got. */
   async function dispatched(recipients = 2) {
@@ -33,14 +28,14 @@ describe('POST /v1/sms/solapi/webhook', () => {
       ...tenant,
       recipients: Array.from({ length: recipients }, (_, index) => ({ phone: `0101234${String(index).padStart(4, '0')}`, name: `n${index}` })),
     })
-    await app.dispatcher.runOnce()
+    await app.current.dispatcher.runOnce()
     const sent = bed.fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId))
     expect(sent).toHaveLength(recipients)
     return { smsId, sent, tenant }
   }
 
   const post = (payload: unknown, secret: string | null = providerSecretHeader(TOKEN)) =>
-    app.inject({ method: 'POST', url: WEBHOOK, payload: payload as object, headers: secret === null ? {} : { 'x-provider-secret': secret } })
+    app.current.inject({ method: 'POST', url: WEBHOOK, payload: payload as object, headers: secret === null ? {} : { 'x-provider-secret': secret } })
 
   it('applies reports and settles the message SENT when every recipient is delivered', async () => {
     const { smsId, sent } = await dispatched()
@@ -84,11 +79,11 @@ describe('POST /v1/sms/solapi/webhook', () => {
 
   it('answers 400 to anything but a JSON array', async () => {
     for (const payload of [{ messageId: 'x' }, 'text']) {
-      const response = await app.inject({ method: 'POST', url: WEBHOOK, headers: { 'x-provider-secret': providerSecretHeader(TOKEN), 'content-type': 'application/json' }, payload: JSON.stringify(payload) })
+      const response = await app.current.inject({ method: 'POST', url: WEBHOOK, headers: { 'x-provider-secret': providerSecretHeader(TOKEN), 'content-type': 'application/json' }, payload: JSON.stringify(payload) })
       expect(response.statusCode).toBe(400)
       expect(response.json().code).toBe('VALIDATION_FAILED')
     }
-    const malformed = await app.inject({ method: 'POST', url: WEBHOOK, headers: { 'x-provider-secret': providerSecretHeader(TOKEN), 'content-type': 'application/json' }, payload: '[{' })
+    const malformed = await app.current.inject({ method: 'POST', url: WEBHOOK, headers: { 'x-provider-secret': providerSecretHeader(TOKEN), 'content-type': 'application/json' }, payload: '[{' })
     expect(malformed.statusCode).toBe(400)
   })
 
@@ -173,7 +168,7 @@ describe('POST /v1/sms/solapi/webhook', () => {
         .where('tenantId', '=', tenant.tenantId).where('smsId', '=', smsId).where('recipientIndex', '=', 1).execute()
       await bed.iso.owner.updateTable('smsMessages').set({ status: 'PENDING', nextAttemptAt: new Date(Date.now() - 1000) })
         .where('tenantId', '=', tenant.tenantId).where('id', '=', smsId).execute()
-      await app.dispatcher.runOnce()
+      await app.current.dispatcher.runOnce()
       const resent = bed.fake.sentMessages.filter((message) => message.customFields.svcSmsId === String(smsId)).at(-1)!
       return { smsId, sent, resent }
     }

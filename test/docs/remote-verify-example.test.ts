@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import type { FastifyInstance } from 'fastify'
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, SignJWT, type JWTPayload } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { generateSigningKey, type PrivateSigningJwk } from '../../lib/sign-in/generate-signing-key.js'
 import { insertUserWithPassword, login, uniqueAddress } from '../support/auth-fixtures.js'
 import { repoRoot, runProcess } from '../support/child-processes.js'
 import { createTenant } from '../support/fixtures.js'
-import { buildTestApp, TEST_JWT_SECRET } from '../support/helper.js'
+import { TEST_JWT_SECRET, useTestApp } from '../support/helper.js'
 
 const EXAMPLE = fileURLToPath(new URL('../../docs/examples/verify-access-token.mjs', import.meta.url))
 const CLIENTS_DOC = fileURLToPath(new URL('../../docs/clients.md', import.meta.url))
@@ -52,7 +51,6 @@ function withClaims(token: string, change: Record<string, unknown>): string {
 
 describe('docs/examples/verify-access-token.mjs: another service verifying access tokens with the JWKS', () => {
   let serviceKey: PrivateSigningJwk
-  let app: FastifyInstance
   let baseUrl: string
   let signedIn: { accessToken: string; refreshToken: string; userId: number; tenantId: number; tenantSlug: string }
 
@@ -60,20 +58,19 @@ describe('docs/examples/verify-access-token.mjs: another service verifying acces
     serviceKey = await generateSigningKey('EdDSA')
     // SVC_JWT_SECRET stays set (testEnv's default): the service would still accept HS256 tokens without kid, which
     // another service must refuse all the same.
-    app = await buildTestApp({ SVC_JWT_KEYS: JSON.stringify({ keys: [serviceKey] }) })
-    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+  })
+  const app = useTestApp(() => ({ env: { SVC_JWT_KEYS: JSON.stringify({ keys: [serviceKey] }) } }))
+  beforeAll(async () => {
+    baseUrl = await app.current.listen({ host: '127.0.0.1', port: 0 })
     const tenant = await createTenant()
     const user = await insertUserWithPassword(tenant, { role: 'MANAGER' })
     const answer = await login(
-      app,
+      app.current,
       { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId },
       { remoteAddress: uniqueAddress() },
     )
     expect(answer.response.statusCode).toBe(200)
     signedIn = { accessToken: answer.accessToken, refreshToken: answer.refreshToken, userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug }
-  })
-  afterAll(async () => {
-    await app?.close()
   })
 
   async function verifyInAnotherService(token: string): Promise<Outcome> {

@@ -1,9 +1,9 @@
-import type { FastifyInstance, RouteOptions } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RouteOptions } from 'fastify'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { ERROR_CATALOG } from '../../lib/errors.js'
 import { standaloneDocument } from '../../lib/openapi/standalone-document.js'
 import { DOCS_PREFIX, OPENAPI_PATH } from '../../plugins/platform/swagger.js'
-import { buildAppWith } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 
 interface Parameter {
   in: string
@@ -30,19 +30,17 @@ interface Document {
 const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/(.)\/$/, '$1')
 
 describe('the OpenAPI document, as a client generator reads it', () => {
-  let app: FastifyInstance
   let document: Document
   const idempotent = new Set<string>()
 
-  beforeAll(async () => {
-    app = await buildAppWith(async () => undefined, {}, (fastify) => {
+  const app = useTestApp({ before: (fastify) => {
       fastify.addHook('onRoute', (route: RouteOptions) => {
         if (route.config?.idempotency) idempotent.add(`${String(route.method).toLowerCase()} ${openApiPath(route.url)}`)
       })
-    })
-    document = (await app.inject({ method: 'GET', url: OPENAPI_PATH })).json()
+    } })
+  beforeAll(async () => {
+    document = (await app.current.inject({ method: 'GET', url: OPENAPI_PATH })).json()
   })
-  afterAll(() => app.close())
 
   const operations = () =>
     Object.entries(document.paths).flatMap(([path, item]) =>
@@ -140,7 +138,7 @@ describe('the OpenAPI document, as a client generator reads it', () => {
   })
 
   it('has Swagger UI explore /openapi.json', async () => {
-    const initializer = await app.inject({ method: 'GET', url: `${DOCS_PREFIX}/static/swagger-initializer.js` })
+    const initializer = await app.current.inject({ method: 'GET', url: `${DOCS_PREFIX}/static/swagger-initializer.js` })
     expect(initializer.statusCode).toBe(200)
     expect(initializer.body).toContain(`"urls":[{"url":"${OPENAPI_PATH}"`)
   })

@@ -1,9 +1,9 @@
-import type { FastifyInstance, RouteOptions } from 'fastify'
+import type { RouteOptions } from 'fastify'
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { resolveAccess, type Access } from '../../lib/http/access.js'
-import { buildAppWith } from '../support/helper.js'
+import { buildAppWith, useTestApp } from '../support/helper.js'
 
 describe('access plugin', () => {
   it('refuses to start when a route declares no access', async () => {
@@ -28,21 +28,13 @@ describe('access plugin', () => {
   })
 
   describe('the service routes', () => {
-    let app: FastifyInstance
     // Read once the app is ready: a library's routes get their access from a later onRoute hook.
     const routes: RouteOptions[] = []
-    beforeAll(async () => {
-      app = await buildAppWith(
-        async () => undefined,
-        {},
-        (fastify) => {
+    const app = useTestApp({ before: (fastify) => {
           fastify.addHook('onRoute', (route) => {
             routes.push(route)
           })
-        },
-      )
-    })
-    afterAll(() => app.close())
+        } })
 
     // The whole access map in one place: a change to who may call a route shows in review here.
     it('declares who may call each one', () => {

@@ -1,9 +1,9 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CORS_PATH_PREFIX, isCorsPath } from '../../lib/http/cors-scope.js'
 import { browserSession, expectProblem } from '../support/auth-fixtures.js'
 import { owner as ownerDb } from '../support/fixtures.js'
-import { buildTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { insertMessageRow } from '../support/sms-send-fixtures.js'
 import { academy } from '../support/staff-fixtures.js'
 
@@ -67,15 +67,11 @@ describe('isCorsPath', () => {
 })
 
 describe('CORS for the origins listed in SVC_CORS_ORIGINS', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildTestApp({ SVC_CORS_ORIGINS: `${SPA}, ${DEV_SPA}` })
-  })
-  afterAll(() => app?.close())
+  const app = useTestApp({ env: { SVC_CORS_ORIGINS: `${SPA}, ${DEV_SPA}` } })
 
   describe('a listed origin', () => {
     it('gets its preflight answered 204 with the methods and headers a client sends', async () => {
-      const response = await preflight(app, '/v1/sms/send', SPA, 'POST', 'content-type, idempotency-key, x-request-id')
+      const response = await preflight(app.current, '/v1/sms/send', SPA, 'POST', 'content-type, idempotency-key, x-request-id')
       expect(response.statusCode).toBe(204)
       expect(response.body).toBe('')
       expectCredentialedCors(response, SPA)
@@ -91,15 +87,15 @@ describe('CORS for the origins listed in SVC_CORS_ORIGINS', () => {
     it.each(['/v1/login', '/v1/refresh', '/v1/me', '/v1/me/sessions/abc', '/v1/logout-all'])(
       'gets a preflight on %s before any authentication is asked for',
       async (url) => {
-        const response = await preflight(app, url, DEV_SPA, 'DELETE')
+        const response = await preflight(app.current, url, DEV_SPA, 'DELETE')
         expect(response.statusCode).toBe(204)
         expectCredentialedCors(response, DEV_SPA)
       },
     )
 
     it('reads GET /v1/me with its cookie, and may read the headers a client needs', async () => {
-      const session = await browserSession(app)
-      const response = await app.inject({ method: 'GET', url: '/v1/me', cookies: session.access, headers: { origin: SPA } })
+      const session = await browserSession(app.current)
+      const response = await app.current.inject({ method: 'GET', url: '/v1/me', cookies: session.access, headers: { origin: SPA } })
       expect(response.statusCode).toBe(200)
       expectCredentialedCors(response, SPA)
       expect(listOf(response.headers['access-control-expose-headers'])).toEqual(
@@ -108,26 +104,26 @@ describe('CORS for the origins listed in SVC_CORS_ORIGINS', () => {
     })
 
     it('sends PATCH /v1/me and POST /v1/refresh with its cookies and gets the headers on the answers', async () => {
-      const session = await browserSession(app)
-      const patched = await app.inject({ method: 'PATCH', url: '/v1/me', cookies: session.access, headers: { origin: SPA }, payload: { name: 'Changed' } })
+      const session = await browserSession(app.current)
+      const patched = await app.current.inject({ method: 'PATCH', url: '/v1/me', cookies: session.access, headers: { origin: SPA }, payload: { name: 'Changed' } })
       expect(patched.statusCode).toBe(200)
       expectCredentialedCors(patched, SPA)
-      const refreshed = await app.inject({ method: 'POST', url: '/v1/refresh', cookies: session.refresh, headers: { origin: SPA } })
+      const refreshed = await app.current.inject({ method: 'POST', url: '/v1/refresh', cookies: session.refresh, headers: { origin: SPA } })
       expect(refreshed.statusCode).toBe(200)
       expectCredentialedCors(refreshed, SPA)
     })
 
     it('can read a refusal: the 401 of a signed-out page and a 404 carry the headers too', async () => {
-      const signedOut = await app.inject({ method: 'GET', url: '/v1/me', headers: { origin: SPA } })
+      const signedOut = await app.current.inject({ method: 'GET', url: '/v1/me', headers: { origin: SPA } })
       expectProblem(signedOut, 401, 'AUTH_002')
       expectCredentialedCors(signedOut, SPA)
-      const unknown = await app.inject({ method: 'GET', url: '/v1/no-such-route', headers: { origin: SPA } })
+      const unknown = await app.current.inject({ method: 'GET', url: '/v1/no-such-route', headers: { origin: SPA } })
       expectProblem(unknown, 404, 'NOT_FOUND')
       expectCredentialedCors(unknown, SPA)
     })
 
     it('gets 404 problem+json, without CORS, for an OPTIONS that is not a preflight (no Access-Control-Request-Method)', async () => {
-      const response = await app.inject({ method: 'OPTIONS', url: '/v1/me', headers: { origin: SPA } })
+      const response = await app.current.inject({ method: 'OPTIONS', url: '/v1/me', headers: { origin: SPA } })
       expectProblem(response, 404, 'NOT_FOUND')
       expectNoCors(response)
     })
@@ -137,7 +133,7 @@ describe('CORS for the origins listed in SVC_CORS_ORIGINS', () => {
       ['GET', '/metrics'],
       ['GET', '/actuator/health'],
     ])('gets no CORS on %s %s, which is not the /v1 API', async (method, url) => {
-      const response = await app.inject({ method: method as InjectOptions['method'], url, headers: { origin: SPA } })
+      const response = await app.current.inject({ method: method as InjectOptions['method'], url, headers: { origin: SPA } })
       expect(response.statusCode).toBe(200)
       expectNoCors(response)
     })
@@ -146,7 +142,7 @@ describe('CORS for the origins listed in SVC_CORS_ORIGINS', () => {
       ['PUT', '/actuator/health', ['GET', 'HEAD']],
       ['GET', '/v1/login', ['POST']],
     ] as const)('is not told by a 405 on %s %s that OPTIONS is a method of the path', async (method, url, allowed) => {
-      const response = await app.inject({ method, url, headers: { origin: SPA } })
+      const response = await app.current.inject({ method, url, headers: { origin: SPA } })
       expectProblem(response, 405, 'METHOD_NOT_ALLOWED')
       expect(listOf(response.headers.allow)).toEqual(allowed.map((name) => name.toLowerCase()))
     })
@@ -154,7 +150,7 @@ describe('CORS for the origins listed in SVC_CORS_ORIGINS', () => {
     it.each(['/actuator/health', '/metrics', '/internal/sms/sender-settings/x/approval', '/docs/json'])(
       'gets its preflight to %s answered 404 problem+json without CORS',
       async (url) => {
-        const response = await preflight(app, url, SPA)
+        const response = await preflight(app.current, url, SPA)
         expectProblem(response, 404, 'NOT_FOUND')
         expectNoCors(response)
       },
@@ -163,32 +159,32 @@ describe('CORS for the origins listed in SVC_CORS_ORIGINS', () => {
 
   describe('an origin that is not listed', () => {
     it.each(NOT_LISTED)('gets no CORS header on an answer, for %s', async (_case, origin) => {
-      const session = await browserSession(app)
-      const response = await app.inject({ method: 'GET', url: '/v1/me', cookies: session.access, headers: { origin } })
+      const session = await browserSession(app.current)
+      const response = await app.current.inject({ method: 'GET', url: '/v1/me', cookies: session.access, headers: { origin } })
       // A safe method is answered (the browser keeps the answer from the page); nothing in it lets the page read it.
       expect(response.statusCode).toBe(200)
       expectNoCors(response)
     })
 
     it.each(NOT_LISTED)('gets its preflight answered 404 problem+json without CORS, for %s', async (_case, origin) => {
-      const response = await preflight(app, '/v1/me', origin, 'PATCH')
+      const response = await preflight(app.current, '/v1/me', origin, 'PATCH')
       expectProblem(response, 404, 'NOT_FOUND')
       expectNoCors(response)
     })
 
     it('is still refused a cookie-authenticated logout-all with 403 CSRF_ORIGIN_REJECTED, and the session goes on', async () => {
-      const session = await browserSession(app)
-      const refused = await app.inject({ method: 'POST', url: '/v1/logout-all', cookies: session.access, headers: { origin: EVIL } })
+      const session = await browserSession(app.current)
+      const refused = await app.current.inject({ method: 'POST', url: '/v1/logout-all', cookies: session.access, headers: { origin: EVIL } })
       expectProblem(refused, 403, 'CSRF_ORIGIN_REJECTED')
       expectNoCors(refused)
-      expect((await app.inject({ method: 'GET', url: '/v1/me', cookies: session.access })).statusCode).toBe(200)
+      expect((await app.current.inject({ method: 'GET', url: '/v1/me', cookies: session.access })).statusCode).toBe(200)
     })
 
     it('is still refused a cookie-authenticated cancel, and the scheduled message stays PENDING', async () => {
-      const { tenant, owner } = await academy(app)
+      const { tenant, owner } = await academy(app.current)
       const id = await insertMessageRow(owner, { scheduledAt: new Date(Date.now() + 3_600_000) })
       const cookies = { svc_access_token: owner.headers.authorization.replace('Bearer ', '') }
-      const refused = await app.inject({
+      const refused = await app.current.inject({
         method: 'POST',
         url: `/v1/sms/history/${id}/cancel`,
         cookies,
@@ -203,25 +199,21 @@ describe('CORS for the origins listed in SVC_CORS_ORIGINS', () => {
 })
 
 describe('CORS with SVC_CORS_ORIGINS empty (the default)', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildTestApp()
-  })
-  afterAll(() => app?.close())
+  const app = useTestApp()
 
   it.each([SPA, DEV_SPA, EVIL])('sends no CORS header to %s on any answer', async (origin) => {
-    const session = await browserSession(app)
+    const session = await browserSession(app.current)
     const answers = await Promise.all([
-      app.inject({ method: 'GET', url: '/v1/me', cookies: session.access, headers: { origin } }),
-      app.inject({ method: 'GET', url: '/v1/me', headers: { origin } }),
-      app.inject({ method: 'GET', url: '/actuator/health/liveness', headers: { origin } }),
+      app.current.inject({ method: 'GET', url: '/v1/me', cookies: session.access, headers: { origin } }),
+      app.current.inject({ method: 'GET', url: '/v1/me', headers: { origin } }),
+      app.current.inject({ method: 'GET', url: '/actuator/health/liveness', headers: { origin } }),
     ])
     expect(answers.map((response) => response.statusCode)).toEqual([200, 401, 200])
     for (const response of answers) expectNoCors(response)
   })
 
   it.each([SPA, EVIL])('answers a preflight from %s with 404 problem+json', async (origin) => {
-    const response = await preflight(app, '/v1/login', origin)
+    const response = await preflight(app.current, '/v1/login', origin)
     expectProblem(response, 404, 'NOT_FOUND')
     expectNoCors(response)
   })

@@ -1,8 +1,7 @@
-import type { FastifyInstance } from 'fastify'
 import { connect } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { problemType, type ErrorCode } from '../../lib/errors.js'
-import { buildTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 
 /** One raw HTTP/1.1 exchange over a real socket: what a client sees when the answer never reaches inject. */
 function exchange(port: number, request: string | Buffer): Promise<{ status: number; headers: Record<string, string>; body: string }> {
@@ -38,14 +37,12 @@ function expectCatalogProblem(answer: Awaited<ReturnType<typeof exchange>>, stat
 }
 
 describe('answers outside the routes, over a real socket', () => {
-  let app: FastifyInstance
   let port: number
+  const app = useTestApp()
   beforeAll(async () => {
-    app = await buildTestApp()
-    await app.listen({ host: '127.0.0.1', port: 0 })
-    port = (app.server.address() as { port: number }).port
+    await app.current.listen({ host: '127.0.0.1', port: 0 })
+    port = (app.current.server.address() as { port: number }).port
   })
-  afterAll(() => app?.close())
 
   it('answers headers too large (Node refuses them before Fastify) with 431 problem+json from the catalog', async () => {
     const answer = await exchange(port, `GET /v1/me HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`)
@@ -119,14 +116,12 @@ describe('answers outside the routes, over a real socket', () => {
 // A client that sends its request slower than SVC_HTTP_REQUEST_TIMEOUT_MS allows (a slowloris) gets 408 and loses the
 // connection, instead of holding it (and a socket of the service) for as long as it keeps trickling.
 describe('a request that takes too long to arrive', () => {
-  let app: FastifyInstance
   let port: number
+  const app = useTestApp({ env: { SVC_HTTP_REQUEST_TIMEOUT_MS: '400' } })
   beforeAll(async () => {
-    app = await buildTestApp({ SVC_HTTP_REQUEST_TIMEOUT_MS: '400' })
-    await app.listen({ host: '127.0.0.1', port: 0 })
-    port = (app.server.address() as { port: number }).port
+    await app.current.listen({ host: '127.0.0.1', port: 0 })
+    port = (app.current.server.address() as { port: number }).port
   })
-  afterAll(() => app?.close())
 
   it('answers 408 problem+json to a body that stops short of its Content-Length, and closes', async () => {
     const started = Date.now()

@@ -1,8 +1,7 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { createTenant, owner, type TenantRow } from '../support/fixtures.js'
-import { buildAppWith, buildTestApp, itConcurrent, useTestApp } from '../support/helper.js'
+import { itConcurrent, useTestApp } from '../support/helper.js'
 import { expectProblem, seedSenderSetting, senderRow, signedApproval, TEST_HMAC_SECRET, type SignedCall } from '../sms/sms-fixtures.js'
 import { createPendingSenderTenant, uniqueSenderNumber } from '../sms/sender-approval-fixtures.js'
 import { academy } from '../support/staff-fixtures.js'
@@ -11,7 +10,7 @@ const APPROVE = { registrationStatus: 'APPROVED' }
 const now = () => Math.floor(Date.now() / 1000)
 
 describe('internal signature plugin', () => {
-  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const app = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
   let tenant: TenantRow
 
   beforeAll(async () => {
@@ -127,8 +126,8 @@ describe('internal signature plugin', () => {
 })
 
 describe('internal signature plugin: each signed call is accepted once', () => {
-  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
-  const sibling = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const app = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
+  const sibling = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
   const REJECT = { registrationStatus: 'REJECTED', rejectionReason: 'Certificate does not match the number' }
 
   it('refuses a captured REJECTED replayed over a later APPROVED, and the row stays APPROVED', async () => {
@@ -182,16 +181,12 @@ describe('internal signature plugin: each signed call is accepted once', () => {
 })
 
 describe('internal signature plugin without SVC_INTERNAL_HMAC_SECRET', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildTestApp()
-  })
-  afterAll(() => app.close())
+  const app = useTestApp()
 
   it('refuses every internal call, whatever it was signed with', async () => {
     const tenant = await createPendingSenderTenant()
     for (const secret of [TEST_HMAC_SECRET, '']) {
-      const problem = expectProblem(await app.inject(signedApproval({ slug: tenant.slug, body: APPROVE, secret })), 401, 'INTERNAL_SIGNATURE_INVALID')
+      const problem = expectProblem(await app.current.inject(signedApproval({ slug: tenant.slug, body: APPROVE, secret })), 401, 'INTERNAL_SIGNATURE_INVALID')
       expect(problem.detail).toMatch(/no signing secret/)
     }
     expect(await senderRow(tenant)).toMatchObject({ registrationStatus: 'PENDING', version: 0 })
@@ -199,20 +194,13 @@ describe('internal signature plugin without SVC_INTERNAL_HMAC_SECRET', () => {
 })
 
 describe('internal signature plugin on a route without the signed parser', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildAppWith(
-      async (test) => {
+  const app = useTestApp({ extend: async (test) => {
         test.patch('/test/signed', { config: { access: 'internal-signed' } }, async () => ({ ok: true }))
-      },
-      { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET },
-    )
-  })
-  afterAll(() => app.close())
+      }, env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
 
   it('fails closed rather than leave the body unsigned', async () => {
     const tenant = await createTenant()
-    const response = await app.inject(signedApproval({ slug: tenant.slug, path: '/test/signed', body: APPROVE }))
+    const response = await app.current.inject(signedApproval({ slug: tenant.slug, path: '/test/signed', body: APPROVE }))
     expectProblem(response, 500, 'INTERNAL_ERROR')
   })
 })

@@ -10,7 +10,7 @@ const nestedRecipients = (depth: number) =>
   `{"title":"Notice","content":"Hi","recipients":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`
 
 describe('JSON bodies nested too deep', () => {
-  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const app = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
 
   it('answers 400 VALIDATION_FAILED, not a 500, for recipients nested 10,000 levels deep, and stores nothing', async () => {
     const { tenant, owner } = await academy(app.current)

@@ -1,11 +1,10 @@
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDispatcher } from '../../lib/dispatch/dispatcher.js'
 import type { SmsProvider } from '../../lib/dispatch/providers/provider.js'
 import { login, refresh, registerOwner } from '../support/auth-fixtures.js'
 import { insertPendingMessage, insertTenantAndSender } from '../support/dispatch-fixtures.js'
 import { providerSecretHeader } from '../support/fakes/extsms-server.js'
-import { buildTestApp } from '../support/helper.js'
+import { buildTestApp, useTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 
 const WEBHOOK_TOKEN = 'metrics-webhook-token'
@@ -57,20 +56,18 @@ describe('GET /metrics, an advertisement in the quiet hours', () => {
 
 describe('GET /metrics', () => {
   let iso: IsolatedDatabase
-  let app: FastifyInstance
 
   beforeAll(async () => {
     // Dispatch works across tenants: its own database, so other files' messages are not in the counts.
     iso = await isolatedDatabase()
-    app = await buildTestApp({ DATABASE_URL: iso.url, SVC_SMS_EXTSMS_WEBHOOK_TOKEN: WEBHOOK_TOKEN })
   })
   afterAll(async () => {
-    await app.close()
     await iso.drop()
   })
+  const app = useTestApp(() => ({ env: { DATABASE_URL: iso.url, SVC_SMS_EXTSMS_WEBHOOK_TOKEN: WEBHOOK_TOKEN } }))
 
   const scrape = async () => {
-    const response = await app.inject({ method: 'GET', url: '/metrics' })
+    const response = await app.current.inject({ method: 'GET', url: '/metrics' })
     expect(response.statusCode).toBe(200)
     expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/)
     return response.body
@@ -80,9 +77,9 @@ describe('GET /metrics', () => {
     const before = await scrape()
     expect(before).toContain('nodejs_eventloop_lag_seconds')
 
-    const owner = await registerOwner(app)
-    expect((await login(app, { userLoginId: owner.loginId, password: owner.password })).response.statusCode).toBe(200)
-    expect((await login(app, { userLoginId: owner.loginId, password: 'not-the-password-1A!' })).response.statusCode).toBe(401)
+    const owner = await registerOwner(app.current)
+    expect((await login(app.current, { userLoginId: owner.loginId, password: owner.password })).response.statusCode).toBe(200)
+    expect((await login(app.current, { userLoginId: owner.loginId, password: 'not-the-password-1A!' })).response.statusCode).toBe(401)
 
     const tenant = await insertTenantAndSender(iso.owner)
     await insertPendingMessage(iso.owner, { ...tenant, nextAttemptAt: new Date(Date.now() - 60_000) })
@@ -91,8 +88,8 @@ describe('GET /metrics', () => {
     expect(sample(waiting, 'svc_sms_oldest_due_age_seconds')).toBeGreaterThanOrEqual(59)
     expect(sample(waiting, 'svc_sms_messages{status="PENDING"}')).toBe(1)
 
-    expect(await app.dispatcher.runOnce()).toBe(1)
-    const webhook = await app.inject({
+    expect(await app.current.dispatcher.runOnce()).toBe(1)
+    const webhook = await app.current.inject({
       method: 'POST',
       url: '/v1/sms/solapi/webhook',
       headers: { 'x-provider-secret': providerSecretHeader(WEBHOOK_TOKEN) },
@@ -129,13 +126,13 @@ describe('GET /metrics', () => {
       readGroup: unavailable,
     }
     const dispatcher = createDispatcher({
-      db: app.db,
+      db: app.current.db,
       provider: busy,
-      log: app.log,
+      log: app.current.log,
       batchSize: 10,
       maxAttempts: 3,
       retryBaseSeconds: 30,
-      metrics: app.metrics,
+      metrics: app.current.metrics,
     })
     expect(await dispatcher.runOnce()).toBe(1)
     const after = await scrape()
@@ -148,7 +145,7 @@ describe('GET /metrics', () => {
   })
 
   it('labels unknown paths as one series, never by URL', async () => {
-    await app.inject({ method: 'GET', url: '/no/such/path/12345' })
+    await app.current.inject({ method: 'GET', url: '/no/such/path/12345' })
     const text = await scrape()
     expect(text).not.toContain('/no/such/path')
     expect(sample(text, 'svc_http_request_duration_seconds_count{method="GET",route="unmatched",status_class="4xx"}')).toBeGreaterThanOrEqual(1)
@@ -156,22 +153,18 @@ describe('GET /metrics', () => {
 })
 
 describe('auth metrics', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildTestApp({ SVC_LOGIN_MAX_FAILURES: '2', SVC_REFRESH_REUSE_GRACE_SECONDS: '0' })
-  })
-  afterAll(() => app.close())
+  const app = useTestApp({ env: { SVC_LOGIN_MAX_FAILURES: '2', SVC_REFRESH_REUSE_GRACE_SECONDS: '0' } })
 
-  const scrape = async () => (await app.inject({ method: 'GET', url: '/metrics' })).body
+  const scrape = async () => (await app.current.inject({ method: 'GET', url: '/metrics' })).body
 
   it('counts a lockout and a refresh reuse', async () => {
-    const owner = await registerOwner(app)
+    const owner = await registerOwner(app.current)
     const before = await scrape()
     const wrong = { userLoginId: owner.loginId, password: 'not-the-password-1A!' }
-    for (let attempt = 0; attempt < 2; attempt++) expect((await login(app, wrong)).response.statusCode).toBe(401)
-    expect((await login(app, wrong)).response.statusCode).toBe(429)
-    expect((await refresh(app, owner.refreshToken)).response.statusCode).toBe(200)
-    expect((await refresh(app, owner.refreshToken)).response.statusCode).toBe(401)
+    for (let attempt = 0; attempt < 2; attempt++) expect((await login(app.current, wrong)).response.statusCode).toBe(401)
+    expect((await login(app.current, wrong)).response.statusCode).toBe(429)
+    expect((await refresh(app.current, owner.refreshToken)).response.statusCode).toBe(200)
+    expect((await refresh(app.current, owner.refreshToken)).response.statusCode).toBe(401)
     const after = await scrape()
     const moved = (series: string) => sample(after, series) - sample(before, series)
     expect(moved('svc_auth_logins_total{outcome="invalid"}')).toBe(2)
@@ -183,15 +176,11 @@ describe('auth metrics', () => {
 
 describe('GET /metrics with SVC_METRICS_TOKEN', () => {
   const token = 'metrics-token-0123456789'
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildTestApp({ SVC_METRICS_TOKEN: token })
-  })
-  afterAll(() => app.close())
+  const app = useTestApp({ env: { SVC_METRICS_TOKEN: token } })
 
   it('answers 401 problem+json without the bearer token', async () => {
     for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }]) {
-      const response = await app.inject({ method: 'GET', url: '/metrics', headers })
+      const response = await app.current.inject({ method: 'GET', url: '/metrics', headers })
       expect(response.statusCode).toBe(401)
       expect(response.headers['content-type']).toMatch(/^application\/problem\+json/)
       expect(response.headers['www-authenticate']).toBe('Bearer')
@@ -200,21 +189,17 @@ describe('GET /metrics with SVC_METRICS_TOKEN', () => {
   })
 
   it('answers the metrics with the bearer token', async () => {
-    const response = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } })
+    const response = await app.current.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } })
     expect(response.statusCode).toBe(200)
     expect(response.body).toContain('svc_http_request_duration_seconds')
   })
 })
 
 describe('GET /metrics with SVC_METRICS=off', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildTestApp({ SVC_METRICS: 'off' })
-  })
-  afterAll(() => app.close())
+  const app = useTestApp({ env: { SVC_METRICS: 'off' } })
 
   it('is not there, and the service still counts nothing without failing', async () => {
-    const response = await app.inject({ method: 'GET', url: '/metrics' })
+    const response = await app.current.inject({ method: 'GET', url: '/metrics' })
     expect(response.statusCode).toBe(404)
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/)
   })

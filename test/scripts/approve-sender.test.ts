@@ -1,9 +1,8 @@
 import { fileURLToPath } from 'node:url'
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { runProcess } from '../support/child-processes.js'
 import { createTenant, owner } from '../support/fixtures.js'
-import { buildTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { formatHyphenated } from '../../lib/sms/phone.js'
 import { createPendingSenderTenant, uniqueSenderNumber } from '../sms/sender-approval-fixtures.js'
 import { senderRow, TEST_HMAC_SECRET } from '../sms/sms-fixtures.js'
@@ -11,14 +10,12 @@ import { senderRow, TEST_HMAC_SECRET } from '../sms/sms-fixtures.js'
 const SCRIPT = fileURLToPath(new URL('../../scripts/approve-sender.sh', import.meta.url))
 
 describe('scripts/approve-sender.sh', () => {
-  let app: FastifyInstance
   let baseUrl: string
 
+  const app = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
   beforeAll(async () => {
-    app = await buildTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
-    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+    baseUrl = await app.current.listen({ host: '127.0.0.1', port: 0 })
   })
-  afterAll(() => app.close())
 
   // Asynchronous on purpose: the server answering the script runs in this process.
   const run = (args: string[], env: Record<string, string | undefined> = {}) => {

@@ -26,7 +26,7 @@ const quotaOf = async (tenantId: number) =>
 // The scripts run in child processes: on the embedded store they would open the directory this process holds.
 describePostgres('npm run tenant:quota and tenant:status', () => {
   // A running instance, with a service default of 5 recipients a day: what the scripts change must reach it at once.
-  const app = useTestApp({ SVC_SMS_TENANT_DAILY_RECIPIENTS: '5' })
+  const app = useTestApp({ env: { SVC_SMS_TENANT_DAILY_RECIPIENTS: '5' } })
 
   describe('tenant:quota SLUG N|default', () => {
     it('gives one tenant its own quota, applied by the next send of a running instance, and only to that tenant', async () => {

@@ -1,16 +1,15 @@
 import { Type } from '@sinclair/typebox'
 import { createHmac } from 'node:crypto'
-import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import net from 'node:net'
 import pg from 'pg'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Role } from '../../db/schema.js'
 import { AUTH_SKIP_PREFIXES, isAuthSkipped } from '../../lib/sign-in/skip-paths.js'
 import { AppError } from '../../lib/errors.js'
-import { decodeJwt, expectProblem, insertUserWithPassword, login, signJwt, type AuthResult } from '../support/auth-fixtures.js'
+import { decodeJwt, expectProblem, insertUserWithPassword, login, signJwt } from '../support/auth-fixtures.js'
 import { createTenant, insertUser, owner } from '../support/fixtures.js'
-import { TEST_JWT_SECRET, buildAppWith, itPipelined } from '../support/helper.js'
+import { TEST_JWT_SECRET, buildAppWith, itPipelined, useTestApp } from '../support/helper.js'
 import { recordQueries, RUNTIME_ROLE, RUNTIME_TIMEOUT, statementsOf } from '../support/statement-recorder.js'
 
 describe('isAuthSkipped', () => {
@@ -43,14 +42,12 @@ describe('isAuthSkipped', () => {
 })
 
 describe('auth plugin', () => {
-  let app: FastifyInstance
   /** Statements sent to PostgreSQL while `recording`; read by the probe route when its handler starts. */
   const statements: string[] = []
   let recording = false
   let seenByHandler: string[] = []
 
-  beforeAll(async () => {
-    app = await buildAppWith(async (test) => {
+  const app = useTestApp(() => ({ extend: async (test) => {
       test.get('/test/whoami', { config: { access: 'user' } }, async (request) => {
         const { rows } = await sql<{ tenant: string }>`select current_setting('app.tenant_id', true) as tenant`.execute(request.db)
         const identity = request.caller
@@ -99,9 +96,7 @@ describe('auth plugin', () => {
       test.get('/test/fails-first', { config: { access: 'user' } }, async () => {
         throw new AppError('NOT_FOUND')
       })
-    })
-  })
-  afterAll(() => app.close())
+    } }))
   afterEach(() => {
     vi.restoreAllMocks()
   })
@@ -109,13 +104,13 @@ describe('auth plugin', () => {
   async function signedIn(role: Role = 'STUDENT', tenant?: { id: number; customId: string; slug: string }) {
     const home = tenant ?? (await createTenant())
     const user = await insertUserWithPassword(home, { role })
-    const result = await login(app, { userLoginId: user.userLoginId, password: user.password, customId: home.customId })
+    const result = await login(app.current, { userLoginId: user.userLoginId, password: user.password, customId: home.customId })
     expect(result.response.statusCode).toBe(200)
     return { ...result, tenant: home, user }
   }
 
   const whoami = (headers: Record<string, string> = {}, cookies: Record<string, string> = {}) =>
-    app.inject({ method: 'GET', url: '/test/whoami', headers, cookies })
+    app.current.inject({ method: 'GET', url: '/test/whoami', headers, cookies })
 
   describe('identity on the request', () => {
     it('derives user id, tenant slug, tenant id, role and ROLE_<role> from the token, and binds the tenant', async () => {
@@ -146,7 +141,7 @@ describe('auth plugin', () => {
 
     it('answers INTERNAL_ERROR when a handler reads request.caller on a route that reads no token', async () => {
       const { bearer } = await signedIn()
-      const response = await app.inject({ method: 'GET', url: '/test/public-caller', headers: bearer })
+      const response = await app.current.inject({ method: 'GET', url: '/test/public-caller', headers: bearer })
       expectProblem(response, 500, 'INTERNAL_ERROR')
     })
   })
@@ -230,7 +225,7 @@ describe('auth plugin', () => {
 
     it('answers AUTH_004 for a blacklisted access token, before the handler runs', async () => {
       const { bearer } = await signedIn()
-      expect((await app.inject({ method: 'POST', url: '/v1/logout', headers: bearer })).statusCode).toBe(204)
+      expect((await app.current.inject({ method: 'POST', url: '/v1/logout', headers: bearer })).statusCode).toBe(204)
       expectProblem(await whoami(bearer), 401, 'AUTH_004')
     })
   })
@@ -238,10 +233,10 @@ describe('auth plugin', () => {
   describe('skip prefixes', () => {
     it.each(AUTH_SKIP_PREFIXES)('never reads a token on a public route under %s, not even a valid one', async (prefix) => {
       const { bearer } = await signedIn()
-      const withValid = await app.inject({ method: 'GET', url: `${prefix}/test-whoami`, headers: bearer })
+      const withValid = await app.current.inject({ method: 'GET', url: `${prefix}/test-whoami`, headers: bearer })
       expect(withValid.statusCode).toBe(200)
       expect(withValid.json()).toEqual({ identity: null })
-      const withGarbage = await app.inject({ method: 'GET', url: `${prefix}/test-whoami`, headers: { authorization: 'Bearer garbage' } })
+      const withGarbage = await app.current.inject({ method: 'GET', url: `${prefix}/test-whoami`, headers: { authorization: 'Bearer garbage' } })
       expect(withGarbage.statusCode).toBe(200)
     })
 
@@ -253,9 +248,9 @@ describe('auth plugin', () => {
     })
 
     it.each(AUTH_SKIP_PREFIXES)('authenticates a path that only starts with the letters of %s', async (prefix) => {
-      expectProblem(await app.inject({ method: 'GET', url: `${prefix}x-test-whoami` }), 401, 'AUTH_002')
+      expectProblem(await app.current.inject({ method: 'GET', url: `${prefix}x-test-whoami` }), 401, 'AUTH_002')
       const { bearer, user } = await signedIn()
-      const response = await app.inject({ method: 'GET', url: `${prefix}x-test-whoami`, headers: bearer })
+      const response = await app.current.inject({ method: 'GET', url: `${prefix}x-test-whoami`, headers: bearer })
       expect(response.json()).toEqual({ userId: user.id })
     })
 
@@ -266,7 +261,7 @@ describe('auth plugin', () => {
       ['POST', '/v1/refresh', 401, 'AUTH_005'],
       ['GET', '/v1/oauth2/authorization/google', 404, 'NOT_FOUND'],
     ] as const)('lets %s %s answer for itself despite a bad token', async (method, url, status, code) => {
-      const response = await app.inject({
+      const response = await app.current.inject({
         method,
         url,
         headers: { authorization: 'Bearer garbage' },
@@ -277,7 +272,7 @@ describe('auth plugin', () => {
     })
 
     it('answers GET /actuator/health despite a bad token', async () => {
-      const response = await app.inject({ method: 'GET', url: '/actuator/health', headers: { authorization: 'Bearer garbage' } })
+      const response = await app.current.inject({ method: 'GET', url: '/actuator/health', headers: { authorization: 'Bearer garbage' } })
       expect(response.statusCode).toBe(200)
     })
   })
@@ -290,14 +285,14 @@ describe('auth plugin', () => {
       ['STUDENT', 403],
     ] as const)('guards a route of access { roles: [OWNER, MANAGER] }: %s gets %i', async (role, status) => {
       const { bearer } = await signedIn(role)
-      expect((await app.inject({ method: 'GET', url: '/test/managers', headers: bearer })).statusCode).toBe(status)
+      expect((await app.current.inject({ method: 'GET', url: '/test/managers', headers: bearer })).statusCode).toBe(status)
     })
 
     it('refuses a role a route does not list with AUTH_008', async () => {
       const student = await signedIn('STUDENT')
-      expectProblem(await app.inject({ method: 'GET', url: '/test/owner-only', headers: student.bearer }), 403, 'AUTH_008')
+      expectProblem(await app.current.inject({ method: 'GET', url: '/test/owner-only', headers: student.bearer }), 403, 'AUTH_008')
       const ownerLogin = await signedIn('OWNER')
-      expect((await app.inject({ method: 'GET', url: '/test/owner-only', headers: ownerLogin.bearer })).statusCode).toBe(200)
+      expect((await app.current.inject({ method: 'GET', url: '/test/owner-only', headers: ownerLogin.bearer })).statusCode).toBe(200)
     })
 
     it.each([
@@ -307,14 +302,14 @@ describe('auth plugin', () => {
       ['STUDENT', 403],
     ] as const)("guards a route of access 'staff': %s gets %i", async (role, status) => {
       const { bearer } = await signedIn(role)
-      const response = await app.inject({ method: 'GET', url: '/test/staff/area', headers: bearer })
+      const response = await app.current.inject({ method: 'GET', url: '/test/staff/area', headers: bearer })
       expect(response.statusCode).toBe(status)
       if (status === 403) expectProblem(response, 403, 'AUTH_008')
     })
 
     it('answers AUTH_002, not AUTH_008, to a staff route without a token, and leaves public routes open', async () => {
-      expectProblem(await app.inject({ method: 'GET', url: '/test/staff/area' }), 401, 'AUTH_002')
-      expect((await app.inject({ method: 'GET', url: '/test/staff/public' })).statusCode).toBe(200)
+      expectProblem(await app.current.inject({ method: 'GET', url: '/test/staff/area' }), 401, 'AUTH_002')
+      expect((await app.current.inject({ method: 'GET', url: '/test/staff/public' })).statusCode).toBe(200)
     })
 
     it.each([
@@ -324,7 +319,7 @@ describe('auth plugin', () => {
       ['MANAGER', 'GET', '/v1/sms/sender-setting'],
     ] as const)('refuses a %s on %s %s with AUTH_008', async (role, method, url) => {
       const { bearer } = await signedIn(role)
-      expectProblem(await app.inject({ method, url, headers: bearer }), 403, 'AUTH_008')
+      expectProblem(await app.current.inject({ method, url, headers: bearer }), 403, 'AUTH_008')
     })
   })
 
@@ -333,12 +328,12 @@ describe('auth plugin', () => {
       const a = await signedIn()
       const b = await createTenant()
       const userB = await insertUser(b)
-      const foreign = await app.inject({ method: 'GET', url: `/test/users/${userB.id}`, headers: a.bearer })
+      const foreign = await app.current.inject({ method: 'GET', url: `/test/users/${userB.id}`, headers: a.bearer })
       expect(foreign.statusCode).toBe(200)
       expect(foreign.json()).toEqual({ user: null })
-      const own = await app.inject({ method: 'GET', url: `/test/users/${a.user.id}`, headers: a.bearer })
+      const own = await app.current.inject({ method: 'GET', url: `/test/users/${a.user.id}`, headers: a.bearer })
       expect(own.json()).toEqual({ user: { id: a.user.id, tenantId: a.tenant.id } })
-      const visible = await app.inject({ method: 'GET', url: '/test/users', headers: a.bearer })
+      const visible = await app.current.inject({ method: 'GET', url: '/test/users', headers: a.bearer })
       expect(visible.json()).toEqual({ tenantIds: [a.tenant.id] })
     })
 
@@ -356,7 +351,7 @@ describe('auth plugin', () => {
     itPipelined('binds the tenant and checks the revocation list in the same write as the handler’s first statement', async () => {
       const { bearer } = await signedIn()
       // Warm the pool so connection set-up is not part of the measured request.
-      expect((await app.inject({ method: 'GET', url: '/test/statements', headers: bearer })).statusCode).toBe(200)
+      expect((await app.current.inject({ method: 'GET', url: '/test/statements', headers: bearer })).statusCode).toBe(200)
       const query = pg.Client.prototype.query
       vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
         if (recording) statements.push(...statementsOf(args).map((recorded) => recorded.text))
@@ -367,7 +362,7 @@ describe('auth plugin', () => {
       statements.length = 0
       recording = true
       try {
-        expect((await app.inject({ method: 'GET', url: '/test/statements', headers: bearer })).json()).toEqual({ ok: true })
+        expect((await app.current.inject({ method: 'GET', url: '/test/statements', headers: bearer })).json()).toEqual({ ok: true })
       } finally {
         recording = false
       }
@@ -385,10 +380,10 @@ describe('auth plugin', () => {
 
     itPipelined('answers GET /v1/me in one write: begin, scope, the read and its commit', async () => {
       const { bearer, user } = await signedIn()
-      expect((await app.inject({ method: 'GET', url: '/v1/me', headers: bearer })).statusCode).toBe(200)
+      expect((await app.current.inject({ method: 'GET', url: '/v1/me', headers: bearer })).statusCode).toBe(200)
       const { result: response, queries } = await recordQueries(async () => {
         const writes = [vi.spyOn(net.Socket.prototype, '_writev'), vi.spyOn(net.Socket.prototype, '_write')]
-        const answer = await app.inject({ method: 'GET', url: '/v1/me', headers: bearer })
+        const answer = await app.current.inject({ method: 'GET', url: '/v1/me', headers: bearer })
         return { answer, writes: writes.reduce((sum, spy) => sum + spy.mock.calls.length, 0) }
       })
       expect(response.answer.json()).toMatchObject({ id: user.id })
@@ -406,15 +401,15 @@ describe('auth plugin', () => {
 
     it('aborts a revoked token’s transaction before the handler’s first statement runs: a write never happens', async () => {
       const { bearer, user } = await signedIn()
-      expect((await app.inject({ method: 'POST', url: '/v1/logout', headers: bearer })).statusCode).toBe(204)
-      expectProblem(await app.inject({ method: 'POST', url: '/test/rename', headers: bearer }), 401, 'AUTH_004')
+      expect((await app.current.inject({ method: 'POST', url: '/v1/logout', headers: bearer })).statusCode).toBe(204)
+      expectProblem(await app.current.inject({ method: 'POST', url: '/test/rename', headers: bearer }), 401, 'AUTH_004')
       const stored = await owner().selectFrom('users').select('name').where('id', '=', user.id).executeTakeFirstOrThrow()
       expect(stored.name).not.toBe('renamed by a revoked token')
     })
 
     it('runs a GET read only: a handler that writes is refused by PostgreSQL and nothing changes', async () => {
       const { bearer, user } = await signedIn()
-      const response = await app.inject({ method: 'GET', url: '/test/rename-on-get', headers: bearer })
+      const response = await app.current.inject({ method: 'GET', url: '/test/rename-on-get', headers: bearer })
       expect(response.statusCode).toBe(500)
       const stored = await owner().selectFrom('users').select('name').where('id', '=', user.id).executeTakeFirstOrThrow()
       expect(stored.name).not.toBe('renamed by a GET')
@@ -422,13 +417,13 @@ describe('auth plugin', () => {
 
     it('answers AUTH_004 to a revoked token when the handler sends no statement or fails on its own', async () => {
       const { bearer } = await signedIn()
-      expect((await app.inject({ method: 'POST', url: '/v1/logout', headers: bearer })).statusCode).toBe(204)
-      expectProblem(await app.inject({ method: 'GET', url: '/test/no-statement', headers: bearer }), 401, 'AUTH_004')
-      expectProblem(await app.inject({ method: 'GET', url: '/test/fails-first', headers: bearer }), 401, 'AUTH_004')
+      expect((await app.current.inject({ method: 'POST', url: '/v1/logout', headers: bearer })).statusCode).toBe(204)
+      expectProblem(await app.current.inject({ method: 'GET', url: '/test/no-statement', headers: bearer }), 401, 'AUTH_004')
+      expectProblem(await app.current.inject({ method: 'GET', url: '/test/fails-first', headers: bearer }), 401, 'AUTH_004')
       // The same routes for a valid token: the answers above are the revocation, not the routes.
       const valid = await signedIn()
-      expect((await app.inject({ method: 'GET', url: '/test/no-statement', headers: valid.bearer })).json()).toEqual({ ok: true })
-      expectProblem(await app.inject({ method: 'GET', url: '/test/fails-first', headers: valid.bearer }), 404, 'NOT_FOUND')
+      expect((await app.current.inject({ method: 'GET', url: '/test/no-statement', headers: valid.bearer })).json()).toEqual({ ok: true })
+      expectProblem(await app.current.inject({ method: 'GET', url: '/test/fails-first', headers: valid.bearer }), 404, 'NOT_FOUND')
     })
 
     it('looks the JTI up through the primary-key index of the revocation list', async () => {

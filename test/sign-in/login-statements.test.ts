@@ -1,8 +1,7 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import { insertUserWithPassword, login, registerOwner, registerStudent } from '../support/auth-fixtures.js'
 import { createTenant, owner } from '../support/fixtures.js'
-import { buildTestApp, itPipelined, itPostgres } from '../support/helper.js'
+import { itPipelined, itPostgres, useTestApp } from '../support/helper.js'
 import { recordExchanges, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '../support/statement-recorder.js'
 
 /**
@@ -12,13 +11,7 @@ import { recordExchanges, RUNTIME_BEGIN, RUNTIME_ROLE, RUNTIME_TIMEOUT } from '.
  * followed by its LOGIN_SUCCEEDED audit event, which must commit with the session.
  */
 describe('POST /v1/login statements', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildTestApp()
-  })
-  afterAll(async () => {
-    await app?.close()
-  })
+  const app = useTestApp()
 
   const isBackgroundJob = (text: string) => /svc_purge_expired|svc_purge_old_sms|svc_claim_due_sms/i.test(text)
 
@@ -28,7 +21,7 @@ describe('POST /v1/login statements', () => {
    */
   async function recorded(request: () => Promise<unknown>): Promise<string[][]> {
     // Warm the pool first so that no connection set-up lands in the recording.
-    await Promise.all(Array.from({ length: 3 }, () => app.inject({ method: 'GET', url: '/actuator/health' })))
+    await Promise.all(Array.from({ length: 3 }, () => app.current.inject({ method: 'GET', url: '/actuator/health' })))
     const exchanges = await recordExchanges(request)
     return exchanges
       .map((texts) => texts.map((text) => text.replace(/\s+/g, ' ').trim()))
@@ -72,10 +65,10 @@ describe('POST /v1/login statements', () => {
     const tenant = await createTenant()
     const user = await insertUserWithPassword(tenant)
     const credentials = { userLoginId: user.userLoginId, password: user.password, customId: tenant.customId }
-    expect((await login(app, credentials)).response.statusCode).toBe(200)
+    expect((await login(app.current, credentials)).response.statusCode).toBe(200)
     let status = 0
     const sent = await recorded(async () => {
-      status = (await login(app, credentials)).response.statusCode
+      status = (await login(app.current, credentials)).response.statusCode
     })
     expect(status).toBe(200)
     expectLoginStatements(sent)
@@ -83,10 +76,10 @@ describe('POST /v1/login statements', () => {
   })
 
   itPipelined('sends 11 statements (23 with the transactions of lone statements) for a root login through the owner directory', async () => {
-    const registered = await registerOwner(app)
+    const registered = await registerOwner(app.current)
     let status = 0
     const sent = await recorded(async () => {
-      status = (await login(app, { userLoginId: registered.loginId, password: registered.password })).response.statusCode
+      status = (await login(app.current, { userLoginId: registered.loginId, password: registered.password })).response.statusCode
     })
     expect(status).toBe(200)
     expectLoginStatements(sent)
@@ -97,7 +90,7 @@ describe('POST /v1/login statements', () => {
     let status = 0
     const sent = (
       await recorded(async () => {
-        status = (await registerStudent(app, tenant.slug)).response.statusCode
+        status = (await registerStudent(app.current, tenant.slug)).response.statusCode
       })
     ).flat()
     expect(status).toBe(201)

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { decodeJwt, expectProblem, insertUserWithPassword, login, refresh, type AuthResult } from '../support/auth-fixtures.js'
 import { owner } from '../support/fixtures.js'
-import { awayFromTheMinuteJob, useTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { portalUser } from './portal-users.js'
 
 describe('logout', () => {
@@ -121,7 +121,6 @@ describe('logout', () => {
 
   describe('blacklist maintenance', () => {
     it('purges expired blacklist entries and keeps live ones', async () => {
-      await awayFromTheMinuteJob()
       const expired = await blacklistedFor(-1000)
       const live = await blacklistedFor(60_000)
       expect(await app.current.purgeExpired()).toBeGreaterThanOrEqual(1)

@@ -43,7 +43,7 @@ describe('POST /v1/refresh and the address budget', () => {
   describe('a burst from one address', () => {
     const LIMIT = 2
     const POOL = 5
-    const limited = useTestApp({ SVC_LOGIN_IP_PER_MINUTE: String(LIMIT), SVC_DB_POOL_MAX: String(POOL) })
+    const limited = useTestApp({ env: { SVC_LOGIN_IP_PER_MINUTE: String(LIMIT), SVC_DB_POOL_MAX: String(POOL) } })
 
     itConcurrent('passes no more than the budget plus the refreshes running at that instant, then refuses', async () => {
       const sessions = []

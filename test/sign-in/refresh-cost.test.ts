@@ -8,7 +8,7 @@ import { portalUser } from './portal-users.js'
 
 describe('POST /v1/refresh cost', () => {
   // Reuse without the multi-tab grace (refresh-grace.test.ts), so a replay is reuse at once.
-  const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '0' })
+  const app = useTestApp({ env: { SVC_REFRESH_REUSE_GRACE_SECONDS: '0' } })
   afterEach(() => {
     vi.restoreAllMocks()
   })

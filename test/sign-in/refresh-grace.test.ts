@@ -8,7 +8,7 @@ import { portalUser } from './portal-users.js'
 // replaced. Now, within SVC_REFRESH_REUSE_GRACE_SECONDS of the rotation, that token answers 200 with the session's
 // current pair.
 describe('POST /v1/refresh reuse grace', () => {
-  const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '10' })
+  const app = useTestApp({ env: { SVC_REFRESH_REUSE_GRACE_SECONDS: '10' } })
 
   const signedIn = async () => (await portalUser(app.current)).signIn()
 
@@ -69,7 +69,7 @@ describe('POST /v1/refresh reuse grace', () => {
 })
 
 describe('POST /v1/refresh reuse grace switched off', () => {
-  const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '0' })
+  const app = useTestApp({ env: { SVC_REFRESH_REUSE_GRACE_SECONDS: '0' } })
 
   it('treats the replaced token as reuse at once (AUTH_016)', async () => {
     const tenant = await createTenant()

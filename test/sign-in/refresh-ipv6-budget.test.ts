@@ -10,7 +10,7 @@ function uniqueSlash64(): string {
 
 describe('the address budget for IPv6 clients', () => {
   const LIMIT = 3
-  const app = useTestApp({ SVC_LOGIN_IP_PER_MINUTE: String(LIMIT) })
+  const app = useTestApp({ env: { SVC_LOGIN_IP_PER_MINUTE: String(LIMIT) } })
 
   it('counts every address of one /64 against one budget, so rotating addresses does not escape it', async () => {
     const prefix = uniqueSlash64()

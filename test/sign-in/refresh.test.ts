@@ -14,7 +14,7 @@ import { useTestApp } from '../support/helper.js'
 
 describe('POST /v1/refresh', () => {
   // Rotation and reuse as docs/api.md#refresh describes them; the reuse grace is covered in refresh-grace.test.ts.
-  const app = useTestApp({ SVC_REFRESH_REUSE_GRACE_SECONDS: '0' })
+  const app = useTestApp({ env: { SVC_REFRESH_REUSE_GRACE_SECONDS: '0' } })
 
   async function signedIn(extras: { userAgent?: string } = {}) {
     const tenant = await createTenant()

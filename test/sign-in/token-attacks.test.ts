@@ -8,7 +8,7 @@ import { generateSigningKey, type PrivateSigningJwk } from '../../lib/sign-in/ge
 import { SIGNING_ALGORITHMS, type PublicJwk, type SigningAlgorithm } from '../../lib/sign-in/signing-keys.js'
 import { decodeJwt, expectAppError, expectProblem, insertUserWithPassword, login, refresh } from '../support/auth-fixtures.js'
 import { createTenant } from '../support/fixtures.js'
-import { buildTestApp, TEST_JWT_SECRET } from '../support/helper.js'
+import { TEST_JWT_SECRET, useTestApp } from '../support/helper.js'
 
 // Attacks on the service's tokens, each tried three ways: as the Bearer token of GET /v1/me and of the in-process
 // contract's validateToken (AUTH_003), and as the refresh cookie of POST /v1/refresh (AUTH_006). A forged token
@@ -131,7 +131,6 @@ describe.each(SIGNING_ALGORITHMS)('token attacks on a service whose key set sign
   let keys: PrivateSigningJwk[]
   // The attacker's own key of each algorithm: right type and size, wrong key.
   let attackers: Record<SigningAlgorithm, PrivateSigningJwk>
-  let app: FastifyInstance
   // The target of the refused attacks; nothing ever rotates it.
   let victim: Session
 
@@ -143,75 +142,74 @@ describe.each(SIGNING_ALGORITHMS)('token attacks on a service whose key set sign
     const attackerKeys = await Promise.all(SIGNING_ALGORITHMS.map((alg) => generateSigningKey(alg)))
     attackers = Object.fromEntries(attackerKeys.map((key) => [key.alg, key])) as Record<SigningAlgorithm, PrivateSigningJwk>
     // testEnv keeps SVC_JWT_SECRET set, so kid-less HS256 tokens signed with it still verify.
-    app = await buildTestApp({ SVC_JWT_KEYS: keysSetting(keys) })
-    victim = await signIn(app)
   })
-  afterAll(async () => {
-    await app?.close()
+  const app = useTestApp(() => ({ env: { SVC_JWT_KEYS: keysSetting(keys) } }))
+  beforeAll(async () => {
+    victim = await signIn(app.current)
   })
 
   describe('positive controls', () => {
     it('signs with its first key under its kid and accepts its genuine tokens all three ways', async () => {
-      const session = await signIn(app)
+      const session = await signIn(app.current)
       expect(decodeProtectedHeader(session.access)).toEqual({ alg: firstAlg, kid: first().kid, typ: 'JWT' })
       expect(decodeProtectedHeader(session.refresh)).toEqual({ alg: firstAlg, kid: first().kid, typ: 'JWT' })
-      await expectAccepted(app, session, session)
+      await expectAccepted(app.current, session, session)
     })
 
     it('accepts a kid-less HS256 token signed with SVC_JWT_SECRET while the secret is set', async () => {
-      const session = await signIn(app)
+      const session = await signIn(app.current)
       const tokens = await forgedPair(session, (claims) => signWith(secretOf(TEST_JWT_SECRET), { alg: 'HS256', typ: 'JWT' }, claims))
-      await expectAccepted(app, session, tokens)
+      await expectAccepted(app.current, session, tokens)
     })
 
     it.each(SIGNING_ALGORITHMS)('accepts a token signed by its %s key with a header of only alg, kid and typ', async (alg) => {
-      const session = await signIn(app)
+      const session = await signIn(app.current)
       const key = keyOf(alg)
       const tokens = await forgedPair(session, (claims) => signWith(privateKeyOf(key), { alg, kid: key.kid, typ: 'JWT' }, claims))
-      await expectAccepted(app, session, tokens)
+      await expectAccepted(app.current, session, tokens)
     })
   })
 
   describe('algorithm confusion: an HS256 token whose secret is a published public key', () => {
     it('publishes every asymmetric key of the set, and no HS256 key', async () => {
-      const served = (await app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json().keys as PublicJwk[]
+      const served = (await app.current.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json().keys as PublicJwk[]
       expect(served.map((jwk) => jwk.kid)).toEqual(keys.filter((key) => key.alg !== 'HS256').map((key) => key.kid))
     })
 
     it.each(ASYMMETRIC_ALGORITHMS.flatMap((alg) => HMAC_FORMS.map((form) => [alg, form] as const)))(
       'refuses one naming the published %s key by its kid, keyed with %s',
       async (alg, form) => {
-        const response = await app.inject({ method: 'GET', url: '/.well-known/jwks.json' })
+        const response = await app.current.inject({ method: 'GET', url: '/.well-known/jwks.json' })
         const published = (response.json().keys as PublicJwk[]).find((jwk) => jwk.alg === alg) as PublicJwk
         expect(published.kid).toBe(keyOf(alg).kid)
         // The JWK text is exactly what the attacker downloads.
         expect(response.body).toContain(JSON.stringify(published))
         const secret = hmacSecretsFrom(published)[form]
-        await expectForgeryRefused(app, victim, (claims) => signWith(secret, { alg: 'HS256', kid: published.kid, typ: 'JWT' }, claims))
+        await expectForgeryRefused(app.current, victim, (claims) => signWith(secret, { alg: 'HS256', kid: published.kid, typ: 'JWT' }, claims))
       },
     )
   })
 
   describe('alg none', () => {
     it('refuses an unsecured token with alg none and no kid (as jose writes it)', async () => {
-      await expectForgeryRefused(app, victim, (claims) => new UnsecuredJWT(claims).encode())
+      await expectForgeryRefused(app.current, victim, (claims) => new UnsecuredJWT(claims).encode())
     })
 
     it.each(['none', 'None', 'NONE'])('refuses an unsecured token with alg %s, with and without a kid', async (alg) => {
-      await expectForgeryRefused(app, victim, (claims) => unsecured({ alg, typ: 'JWT' }, claims))
-      await expectForgeryRefused(app, victim, (claims) => unsecured({ alg, kid: first().kid, typ: 'JWT' }, claims))
+      await expectForgeryRefused(app.current, victim, (claims) => unsecured({ alg, typ: 'JWT' }, claims))
+      await expectForgeryRefused(app.current, victim, (claims) => unsecured({ alg, kid: first().kid, typ: 'JWT' }, claims))
     })
   })
 
   describe('unknown kid and wrong key', () => {
     it('refuses a token signed by an attacker EdDSA key under a kid the set does not have', async () => {
       const kid = `attacker-${randomBytes(6).toString('hex')}`
-      await expectForgeryRefused(app, victim, (claims) => signWith(privateKeyOf(attackers.EdDSA), { alg: 'EdDSA', kid, typ: 'JWT' }, claims))
+      await expectForgeryRefused(app.current, victim, (claims) => signWith(privateKeyOf(attackers.EdDSA), { alg: 'EdDSA', kid, typ: 'JWT' }, claims))
     })
 
     it.each(SIGNING_ALGORITHMS)('refuses a token under the real %s kid signed by an attacker key of that algorithm', async (alg) => {
       const kid = keyOf(alg).kid
-      await expectForgeryRefused(app, victim, (claims) => signWith(privateKeyOf(attackers[alg]), { alg, kid, typ: 'JWT' }, claims))
+      await expectForgeryRefused(app.current, victim, (claims) => signWith(privateKeyOf(attackers[alg]), { alg, kid, typ: 'JWT' }, claims))
     })
 
     // The real private key, another algorithm of its family: only the algorithm written on the key is admitted.
@@ -223,32 +221,26 @@ describe.each(SIGNING_ALGORITHMS)('token attacks on a service whose key set sign
       ['HS256', 'HS512'],
     ] as const)('refuses a token under the real %s kid signed by that very key with %s', async (keyAlg, tokenAlg) => {
       const key = keyOf(keyAlg)
-      await expectForgeryRefused(app, victim, (claims) => signWith(privateKeyOf(key), { alg: tokenAlg, kid: key.kid, typ: 'JWT' }, claims))
+      await expectForgeryRefused(app.current, victim, (claims) => signWith(privateKeyOf(key), { alg: tokenAlg, kid: key.kid, typ: 'JWT' }, claims))
     })
 
     it('refuses a kid-less token signed by its first key with that key\'s algorithm, though the secret is set', async () => {
-      await expectForgeryRefused(app, victim, (claims) => signWith(privateKeyOf(first()), { alg: firstAlg, typ: 'JWT' }, claims))
+      await expectForgeryRefused(app.current, victim, (claims) => signWith(privateKeyOf(first()), { alg: firstAlg, typ: 'JWT' }, claims))
     })
   })
 
   describe('a kid naming a removed key', () => {
-    let reduced: FastifyInstance
 
-    beforeAll(async () => {
-      reduced = await buildTestApp({ SVC_JWT_KEYS: keysSetting(keys.slice(1)) })
-    })
-    afterAll(async () => {
-      await reduced?.close()
-    })
+    const reduced = useTestApp(() => ({ env: { SVC_JWT_KEYS: keysSetting(keys.slice(1)) } }))
 
     it('refuses, on an instance whose set no longer has the first key, the tokens that key signed', async () => {
-      const signedBefore = await signIn(app)
+      const signedBefore = await signIn(app.current)
       expect(decodeProtectedHeader(signedBefore.access).kid).toBe(first().kid)
-      await expectRefused(reduced, signedBefore)
-      const served = (await reduced.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json().keys as PublicJwk[]
+      await expectRefused(reduced.current, signedBefore)
+      const served = (await reduced.current.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json().keys as PublicJwk[]
       expect(served.map((jwk) => jwk.kid)).not.toContain(first().kid)
       // Where the key remains the same tokens pass: the removal alone refused them.
-      await expectAccepted(app, signedBefore, signedBefore)
+      await expectAccepted(app.current, signedBefore, signedBefore)
     })
   })
 
@@ -279,7 +271,7 @@ describe.each(SIGNING_ALGORITHMS)('token attacks on a service whose key set sign
 
     it('refuses a token signed by the attacker key that embeds its public JWK, under an unknown or a real kid', async () => {
       for (const [, kid] of kids()) {
-        await expectForgeryRefused(app, victim, attackerSigned({ alg: 'EdDSA', kid, typ: 'JWT', jwk: attackerPublicJwk }))
+        await expectForgeryRefused(app.current, victim, attackerSigned({ alg: 'EdDSA', kid, typ: 'JWT', jwk: attackerPublicJwk }))
       }
     })
 
@@ -288,7 +280,7 @@ describe.each(SIGNING_ALGORITHMS)('token attacks on a service whose key set sign
       ['x5u', '/cert.pem'],
     ])('refuses a token signed by the attacker key whose %s points at the attacker, and never fetches it', async (member, path) => {
       for (const [, kid] of kids()) {
-        await expectForgeryRefused(app, victim, attackerSigned({ alg: 'EdDSA', kid, typ: 'JWT', [member]: `${host.base}${path}` }))
+        await expectForgeryRefused(app.current, victim, attackerSigned({ alg: 'EdDSA', kid, typ: 'JWT', [member]: `${host.base}${path}` }))
       }
       expect(host.requests).toEqual([])
     })
@@ -306,19 +298,19 @@ describe.each(SIGNING_ALGORITHMS)('token attacks on a service whose key set sign
     it.each(['jku', 'x5u', 'jwk', 'x5c', 'crit'])('refuses a token signed by its own first key whose header adds %s', async (name) => {
       const [, extra] = extraMembers().find(([member]) => member === name) as [string, Record<string, unknown>]
       const header = { alg: firstAlg, kid: first().kid, typ: 'JWT', ...extra }
-      await expectForgeryRefused(app, victim, (claims) => signWith(privateKeyOf(first()), header, claims))
+      await expectForgeryRefused(app.current, victim, (claims) => signWith(privateKeyOf(first()), header, claims))
       expect(host.requests).toEqual([])
     })
   })
 
   describe('a token of one type presented as the other', () => {
     it('refuses a refresh token presented as an access token', async () => {
-      expectProblem(await getMe(app, victim.refresh), 401, 'AUTH_003')
-      await expectAppError(app.authContract.validateToken(victim.refresh), 'AUTH_003')
+      expectProblem(await getMe(app.current, victim.refresh), 401, 'AUTH_003')
+      await expectAppError(app.current.authContract.validateToken(victim.refresh), 'AUTH_003')
     })
 
     it('refuses an access token presented as a refresh token', async () => {
-      expectProblem((await refresh(app, victim.access)).response, 401, 'AUTH_006')
+      expectProblem((await refresh(app.current, victim.access)).response, 401, 'AUTH_006')
     })
   })
 
@@ -332,7 +324,7 @@ describe.each(SIGNING_ALGORITHMS)('token attacks on a service whose key set sign
     it('refuses a real token whose payload names another role, its signature kept', async () => {
       const promote = (token: string) => withPayload(token, JSON.stringify({ ...decodeJwt(token), role: 'OWNER' }))
       expect(victim.accessClaims.role).toBe('STUDENT')
-      await expectRefused(app, { access: promote(victim.access), refresh: promote(victim.refresh) })
+      await expectRefused(app.current, { access: promote(victim.access), refresh: promote(victim.refresh) })
     })
 
     it('refuses a real token with one character of its payload changed', async () => {
@@ -344,44 +336,40 @@ describe.each(SIGNING_ALGORITHMS)('token attacks on a service whose key set sign
         return withPayload(token, `${text.slice(0, at)}${digit === '9' ? '8' : String(Number(digit) + 1)}${text.slice(at + 1)}`)
       }
       expect(decodeJwt(changeOne(victim.access)).sub).not.toBe(victim.accessClaims.sub)
-      await expectRefused(app, { access: changeOne(victim.access), refresh: changeOne(victim.refresh) })
+      await expectRefused(app.current, { access: changeOne(victim.access), refresh: changeOne(victim.refresh) })
     })
 
     it('refuses a real token carrying the signature of another real token', async () => {
-      const other = await signIn(app)
+      const other = await signIn(app.current)
       const withSignatureOf = (token: string, donor: string) => `${token.split('.').slice(0, 2).join('.')}.${donor.split('.')[2]}`
-      await expectRefused(app, { access: withSignatureOf(victim.access, other.access), refresh: withSignatureOf(victim.refresh, other.refresh) })
+      await expectRefused(app.current, { access: withSignatureOf(victim.access, other.access), refresh: withSignatureOf(victim.refresh, other.refresh) })
     })
 
     it('refuses a kid-less HS256 token signed with a wrong secret', async () => {
       const wrong = secretOf(`not-${TEST_JWT_SECRET}`)
-      await expectForgeryRefused(app, victim, (claims) => signWith(wrong, { alg: 'HS256', typ: 'JWT' }, claims))
+      await expectForgeryRefused(app.current, victim, (claims) => signWith(wrong, { alg: 'HS256', typ: 'JWT' }, claims))
     })
   })
 
   describe('with the key set only (no SVC_JWT_SECRET)', () => {
-    let keysOnly: FastifyInstance
     let target: Session
 
+    const keysOnly = useTestApp(() => ({ env: { SVC_JWT_KEYS: keysSetting(keys), SVC_JWT_SECRET: undefined } }))
     beforeAll(async () => {
-      keysOnly = await buildTestApp({ SVC_JWT_KEYS: keysSetting(keys), SVC_JWT_SECRET: undefined })
-      target = await signIn(keysOnly)
-    })
-    afterAll(async () => {
-      await keysOnly?.close()
+      target = await signIn(keysOnly.current)
     })
 
     it('accepts its genuine tokens (control)', async () => {
-      const session = await signIn(keysOnly)
-      await expectAccepted(keysOnly, session, session)
+      const session = await signIn(keysOnly.current)
+      await expectAccepted(keysOnly.current, session, session)
     })
 
     it('refuses a kid-less token even when its first key signs it with that key\'s algorithm', async () => {
-      await expectForgeryRefused(keysOnly, target, (claims) => signWith(privateKeyOf(first()), { alg: firstAlg, typ: 'JWT' }, claims))
+      await expectForgeryRefused(keysOnly.current, target, (claims) => signWith(privateKeyOf(first()), { alg: firstAlg, typ: 'JWT' }, claims))
     })
 
     it('refuses a kid-less HS256 token signed with a secret it was not given', async () => {
-      await expectForgeryRefused(keysOnly, target, (claims) => signWith(secretOf(TEST_JWT_SECRET), { alg: 'HS256', typ: 'JWT' }, claims))
+      await expectForgeryRefused(keysOnly.current, target, (claims) => signWith(secretOf(TEST_JWT_SECRET), { alg: 'HS256', typ: 'JWT' }, claims))
     })
   })
 })

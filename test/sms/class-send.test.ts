@@ -164,7 +164,7 @@ describe('POST /v1/sms/send/class/{classId}', () => {
   })
 
   describe('live provider (extsms)', () => {
-    const live = useTestApp(EXTSMS_ENV)
+    const live = useTestApp({ env: EXTSMS_ENV })
 
     it('answers SENDER_SETTING_NOT_APPROVED until the sender is approved', async () => {
       const { tenant, owner } = await academy(live.current)

@@ -1,8 +1,7 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { listOptOut, setOptOutNumber } from '../advertising/advertising-fixtures.js'
 import { expectProblem } from '../support/auth-fixtures.js'
-import { buildTestApp } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { send } from '../support/sms-send-fixtures.js'
 import { academy, type Actor } from '../support/staff-fixtures.js'
 
@@ -10,27 +9,21 @@ import { academy, type Actor } from '../support/staff-fixtures.js'
 const DAYTIME = () => new Date('2026-11-28T03:00:00Z')
 
 describe('GET /v1/sms/history?purpose=', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildTestApp({}, DAYTIME)
-  })
-  afterAll(async () => {
-    await app?.close()
-  })
+  const app = useTestApp({ clock: DAYTIME })
 
-  const history = (who: Actor, query: string) => app.inject({ method: 'GET', url: `/v1/sms/history${query}`, headers: who.headers })
+  const history = (who: Actor, query: string) => app.current.inject({ method: 'GET', url: `/v1/sms/history${query}`, headers: who.headers })
 
   /** A tenant with one notice and one advertisement, both to a listed number and one that is not. */
   async function twoMessages() {
-    const people = await academy(app)
-    await setOptOutNumber(app, people.owner, '080-123-4567')
-    await listOptOut(app, people.owner, '010-1111-2222')
+    const people = await academy(app.current)
+    await setOptOutNumber(app.current, people.owner, '080-123-4567')
+    await listOptOut(app.current, people.owner, '010-1111-2222')
     const to = [
       { phone: '010-1111-2222', name: 'Kim' },
       { phone: '010-3333-4444', name: 'Lee' },
     ]
-    const notice = await send(app, people.owner, { recipients: to, title: 'Notice', content: 'Class moves to room 3' })
-    const ad = await send(app, people.owner, { recipients: to, title: 'Winter', content: 'Winter course, 10% off', purpose: 'ADVERTISEMENT' })
+    const notice = await send(app.current, people.owner, { recipients: to, title: 'Notice', content: 'Class moves to room 3' })
+    const ad = await send(app.current, people.owner, { recipients: to, title: 'Winter', content: 'Winter course, 10% off', purpose: 'ADVERTISEMENT' })
     expect([notice.statusCode, ad.statusCode]).toEqual([201, 201])
     return { ...people, noticeId: notice.json().id as number, adId: ad.json().id as number }
   }
@@ -61,7 +54,7 @@ describe('GET /v1/sms/history?purpose=', () => {
   })
 
   it.each(['bogus', 'advertisement', ''])('refuses purpose=%s (VALIDATION_FAILED)', async (purpose) => {
-    const { owner } = await academy(app)
+    const { owner } = await academy(app.current)
     expectProblem(await history(owner, `?purpose=${purpose}`), 400, 'VALIDATION_FAILED')
   })
 })

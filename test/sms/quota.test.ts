@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { owner, type TenantRow } from '../support/fixtures.js'
 import { until } from '../support/auth-fixtures.js'
-import { awayFromTheMinuteJob, buildTestApp, itConcurrent, itPostgres, useTestApp } from '../support/helper.js'
+import { buildTestApp, itConcurrent, itPostgres, useTestApp } from '../support/helper.js'
 import { blockedBy, holdLocks } from '../support/lock-holder.js'
 import { createClass, enrol, keyRows, messageRows, minutesFromNow, newKey, post, recipientRows, recipients, send } from '../support/sms-send-fixtures.js'
 import { academy, type Actor } from '../support/staff-fixtures.js'
@@ -18,7 +18,7 @@ const secondsToNextSeoulDay = () => {
 const zoneOnAnotherDate = () => (new Date().getUTCHours() >= 12 ? 'Pacific/Kiritimati' : 'Etc/GMT+12')
 
 describe('per-tenant daily recipient quota', () => {
-  const app = useTestApp({ SVC_SMS_TENANT_DAILY_RECIPIENTS: '5' })
+  const app = useTestApp({ env: { SVC_SMS_TENANT_DAILY_RECIPIENTS: '5' } })
 
   it('answers 429 SMS_QUOTA_EXCEEDED with Retry-After to the next local midnight (SVC_TIME_ZONE) beyond the quota, and creates nothing', async () => {
     const { tenant, owner: sender } = await academy(app.current)
@@ -61,7 +61,6 @@ describe('per-tenant daily recipient quota', () => {
   })
 
   it('is forgotten by the minute purge once older than the UTC day before (no zone\'s today), while today\'s count still holds', async () => {
-    await awayFromTheMinuteJob()
     const { tenant, owner: sender } = await academy(app.current)
     expect((await send(app.current, sender, { recipients: recipients(3), title: 'T', content: 'Hi' })).statusCode).toBe(201)
     await sql`

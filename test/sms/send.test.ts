@@ -313,7 +313,7 @@ describe('POST /v1/sms/send', () => {
   })
 
   describe('live provider (extsms)', () => {
-    const live = useTestApp(EXTSMS_ENV)
+    const live = useTestApp({ env: EXTSMS_ENV })
 
     it('answers SENDER_SETTING_NOT_APPROVED without a sender setting or with one not yet approved', async () => {
       const { tenant, owner: sender } = await academy(live.current)

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { openPostgres } from '../../db/database.js'
 import { until } from '../support/auth-fixtures.js'
 import { insertPendingMessage, insertTenantAndSender } from '../support/dispatch-fixtures.js'
-import { buildAppLoggingTo, buildTestApp, describePostgres, testEnv } from '../support/helper.js'
+import { buildTestApp, describePostgres, startTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 import { counts, DAY_MS, insertOldMessage, openPastRange, partitionExists } from './sms-retention-fixtures.js'
 
@@ -50,10 +50,13 @@ describePostgres('SMS retention in the running service', () => {
     // The minute job (second 30) may take the row before the call below does: between them they remove it once.
     const purgedByJob: number[] = []
     await migrateWithSmsRetention(400)
-    const env = testEnv({ DATABASE_URL: iso.url, DATABASE_MIGRATION_URL: iso.ownerUrl, LOG_LEVEL: 'info', SVC_SMS_PARTITION_UPKEEP: 'on' })
-    const app = await buildAppLoggingTo(env, (line) => {
-      const entry = JSON.parse(line) as { msg?: string; purged?: number }
-      if (entry.msg === 'removed SMS messages past retention') purgedByJob.push(entry.purged ?? 0)
+    const app = await startTestApp({
+      env: { DATABASE_URL: iso.url, DATABASE_MIGRATION_URL: iso.ownerUrl, LOG_LEVEL: 'info', SVC_SMS_PARTITION_UPKEEP: 'on' },
+      onLine: (line) => {
+        const entry = JSON.parse(line) as { msg?: string; purged?: number }
+        if (entry.msg === 'removed SMS messages past retention') purgedByJob.push(entry.purged ?? 0)
+      },
+      scheduledJobs: true,
     })
     try {
       await until(async () => !(await partitionExists(iso.owner, `sms_messages_${suffix}`)), 15_000)

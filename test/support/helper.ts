@@ -152,44 +152,46 @@ export function sharedEmbeddedDatabase(store: EmbeddedDatabase): Database {
   }
 }
 
-/** Builds the production app against the test database (migrated once by the global setup). */
-export async function buildTestApp(
-  overrides: Record<string, string | undefined> = {},
-  clock?: Clock,
-  resolveHost?: ResolveHost,
-): Promise<FastifyInstance> {
-  const env = testEnv(overrides)
-  return buildService(env, openTestDatabase(env), watchDocumentedProblems, { clock, resolveHost })
-}
-
-/** One app per test file, closed after it: `const app = useTestApp()` then `app.current.inject(...)`. */
-export function useTestApp(overrides: Record<string, string | undefined> = {}): { current: FastifyInstance } {
-  const holder = {} as { current: FastifyInstance }
-  beforeAll(async () => {
-    holder.current = await buildTestApp(overrides)
-  })
-  afterAll(async () => {
-    await holder.current?.close()
-  })
-  return holder
+/** What a test app is built with; everything is optional. */
+export interface TestAppOptions {
+  /** Overrides of testEnv(). */
+  env?: Record<string, string | undefined>
+  /** Fixes the time of day (plugins/platform/clock.ts). */
+  clock?: Clock
+  /** Makes a host name answer what the test needs (plugins/events/webhooks.ts). */
+  resolveHost?: ResolveHost
+  /** Test-only routes registered beside the real ones, for exercising plugins through real requests. */
+  extend?: (app: FastifyInstance) => Promise<void>
+  /** Runs on the bare instance before the app is registered (an onRoute hook that must see every route). */
+  before?: (app: FastifyInstance) => void
+  /** The real logger hands every line (JSON text) here, for tests of what the logs carry. */
+  onLine?: (line: string) => void
+  /** Runs once the app is registered, before it starts (event subscribers, say). */
+  beforeReady?: (app: FastifyInstance) => void
+  /** The cron schedules (AppOptions.scheduledJobs): off in test apps, on only in tests of a schedule itself. */
+  scheduledJobs?: boolean
 }
 
 /**
- * The production app plus test-only routes registered beside the real ones, for exercising plugins (tenant
- * transaction, problem rendering) through real requests. `before` runs on the bare instance before the app is
- * registered (e.g. an onRoute hook that must see every route).
+ * Builds the production app against the test database (migrated once by the global setup). Its cron schedules are
+ * off unless asked for: a test calls the job it tests (purgeExpired, dispatcher.kick), so no minute job races it.
  */
-export async function buildAppWith(
-  extend: (app: FastifyInstance) => Promise<void>,
-  overrides: Record<string, string | undefined> = {},
-  before?: (app: FastifyInstance) => void,
-): Promise<FastifyInstance> {
-  const env = testEnv(overrides)
-  const fastify = Fastify(serverOptions(env)).withTypeProvider<TypeBoxTypeProvider>()
-  watchDocumentedProblems(fastify)
-  before?.(fastify)
-  await fastify.register(fp(app), { env, database: openTestDatabase(env) })
-  await fastify.register(extend)
+export async function startTestApp(options: TestAppOptions = {}): Promise<FastifyInstance> {
+  return assemble(testEnv(options.env), options)
+}
+
+async function assemble(env: Env, options: TestAppOptions): Promise<FastifyInstance> {
+  const server = serverOptions(env)
+  const { onLine } = options
+  const logger = onLine ? { ...(server.logger as object), stream: linesTo(onLine) } : server.logger
+  const fastify = Fastify({ ...server, logger }).withTypeProvider<TypeBoxTypeProvider>()
+  // As before the builders were one: apps logging to a test were not watched.
+  if (!onLine) watchDocumentedProblems(fastify)
+  options.before?.(fastify)
+  const { clock, resolveHost, scheduledJobs = false } = options
+  await fastify.register(fp(app), { env, database: openTestDatabase(env), clock, resolveHost, scheduledJobs })
+  if (options.extend) await fastify.register(options.extend)
+  options.beforeReady?.(fastify)
   try {
     await fastify.ready()
   } catch (error) {
@@ -200,41 +202,54 @@ export async function buildAppWith(
   return fastify
 }
 
-/**
- * The production app with its real logger handing every line (JSON text) to `onLine`, for tests of what the logs
- * carry. `beforeReady` runs once the app is registered, before it starts (event subscribers, say).
- */
-export async function buildAppLoggingTo(
-  env: Env,
-  onLine: (line: string) => void,
-  beforeReady?: (app: FastifyInstance) => void,
-): Promise<FastifyInstance> {
-  const options = serverOptions(env)
-  const stream = new Writable({
+function linesTo(onLine: (line: string) => void): Writable {
+  return new Writable({
     write(chunk: Buffer, _encoding, done) {
       for (const line of chunk.toString().split('\n')) if (line) onLine(line)
       done()
     },
   })
-  const service = Fastify({ ...options, logger: { ...(options.logger as object), stream } }).withTypeProvider<TypeBoxTypeProvider>()
-  await service.register(fp(app), { env, database: openTestDatabase(env) })
-  beforeReady?.(service)
-  await service.ready()
-  return service
 }
 
-/** How far either side of second 0 a test that counts its own purge keeps away from the minute job. */
-const MINUTE_JOB_MARGIN_SECONDS = 5
-
 /**
- * Returns once the wall clock is at least MINUTE_JOB_MARGIN_SECONDS away from second 0, where every app's minute
- * job (plugins/platform/maintenance.ts) purges expired rows. A test that asserts what its own `purgeExpired()` call removed
- * calls this first: otherwise the job may remove the rows just before the call, which then rightly answers 0.
+ * The one way to a file's (or a describe block's) app: built before its tests, closed after them. Options that
+ * depend on an earlier beforeAll (a database of the file's own) are given as a function, read when the app is built:
+ * `const app = useTestApp(() => ({ env: { DATABASE_URL: iso.url } }))` then `app.current.inject(...)`.
  */
-export async function awayFromTheMinuteJob(now: () => Date = () => new Date()): Promise<void> {
-  const at = now()
-  const second = at.getSeconds() + at.getMilliseconds() / 1000
-  if (second >= MINUTE_JOB_MARGIN_SECONDS && second <= 60 - MINUTE_JOB_MARGIN_SECONDS) return
-  const wait = (MINUTE_JOB_MARGIN_SECONDS - second + 60) % 60
-  await new Promise((resolve) => setTimeout(resolve, wait * 1000))
+export function useTestApp(options: TestAppOptions | (() => TestAppOptions) = {}): { current: FastifyInstance } {
+  const holder = {} as { current: FastifyInstance }
+  beforeAll(async () => {
+    holder.current = await startTestApp(typeof options === 'function' ? options() : options)
+  })
+  afterAll(async () => {
+    await holder.current?.close()
+  })
+  return holder
+}
+
+/** For a test that builds its own app (an env per test, a start-up refusal); a file's app comes from useTestApp. */
+export async function buildTestApp(
+  overrides: Record<string, string | undefined> = {},
+  clock?: Clock,
+  resolveHost?: ResolveHost,
+): Promise<FastifyInstance> {
+  return startTestApp({ env: overrides, clock, resolveHost })
+}
+
+/** Like buildTestApp, with test-only routes registered beside the real ones (TestAppOptions.extend). */
+export async function buildAppWith(
+  extend: (app: FastifyInstance) => Promise<void>,
+  overrides: Record<string, string | undefined> = {},
+  before?: (app: FastifyInstance) => void,
+): Promise<FastifyInstance> {
+  return startTestApp({ extend, env: overrides, before })
+}
+
+/** Like buildTestApp on an env of the test's own, its log lines handed to `onLine` (TestAppOptions.onLine). */
+export async function buildAppLoggingTo(
+  env: Env,
+  onLine: (line: string) => void,
+  beforeReady?: (app: FastifyInstance) => void,
+): Promise<FastifyInstance> {
+  return assemble(env, { onLine, beforeReady })
 }

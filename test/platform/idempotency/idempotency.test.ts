@@ -1,14 +1,13 @@
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { AppError } from '../../../lib/errors.js'
 import { canonicalJson, requestFingerprint } from '../../../lib/idempotency/fingerprint.js'
 import { until } from '../../support/auth-fixtures.js'
 import { createTenant, owner } from '../../support/fixtures.js'
-import { awayFromTheMinuteJob, buildAppWith, itConcurrent } from '../../support/helper.js'
+import { itConcurrent, useTestApp } from '../../support/helper.js'
 import { keyRows, messageRows, minutesFromNow, newKey, post, problem, recipients, send } from '../../support/sms-send-fixtures.js'
 import { academy, actor, type Actor } from '../../support/staff-fixtures.js'
 
@@ -46,13 +45,11 @@ class Gates {
 const CLAIM_SECONDS = 5
 
 describe('idempotency plugin', () => {
-  let app: FastifyInstance
   const gates = new Gates()
   const handlerRuns: string[] = []
   const keyStateDuringHandler: (string | undefined)[] = []
 
-  beforeAll(async () => {
-    app = await buildAppWith(async (test) => {
+  const app = useTestApp({ extend: async (test) => {
       const load = async (trx: Parameters<NonNullable<import('fastify').FastifyContextConfig['idempotency']>['load']>[0], id: number) => {
         const row = await trx.selectFrom('classes').select(['id', 'name']).where('id', '=', id).executeTakeFirst()
         if (!row) throw new AppError('NOT_FOUND')
@@ -95,16 +92,14 @@ describe('idempotency plugin', () => {
       }
       test.post('/test/idem/:slot', { config: { access: 'user', idempotency: { load } }, schema: { params: Type.Object({ slot: Type.Integer() }), body, response } }, handler)
       test.post('/test/idem-other', { config: { access: 'user', idempotency: { load } }, schema: { body, response } }, handler)
-    }, { SVC_IDEMPOTENCY_CLAIM_SECONDS: String(CLAIM_SECONDS) })
-  })
-  afterAll(() => app.close())
+    }, env: { SVC_IDEMPOTENCY_CLAIM_SECONDS: String(CLAIM_SECONDS) } })
 
-  const call = (who: Actor, payload: unknown, key: string | null = newKey(), url = '/test/idem/1') => post(app, url, who, payload, key)
+  const call = (who: Actor, payload: unknown, key: string | null = newKey(), url = '/test/idem/1') => post(app.current, url, who, payload, key)
   const classCount = async (tenantId: number) =>
     Number((await owner().selectFrom('classes').select((eb) => eb.fn.countAll<string>().as('n')).where('tenantId', '=', tenantId).executeTakeFirstOrThrow()).n)
   const staff = async () => {
     const tenant = await createTenant()
-    return { tenant, who: await actor(app, tenant, 'OWNER') }
+    return { tenant, who: await actor(app.current, tenant, 'OWNER') }
   }
   /** Sends a call whose handler waits at a gate of its own; returns once it waits there, its response to come on release. */
   const callHeldInHandler = async (who: Actor, name: string, key: string) => {
@@ -162,7 +157,7 @@ describe('idempotency plugin', () => {
       const { tenant, who } = await staff()
       const key = newKey()
       const first = await call(who, { name: 'ordered', tags: [{ a: 1, b: 2 }] }, key)
-      const again = await app.inject({
+      const again = await app.current.inject({
         method: 'POST',
         url: '/test/idem/1',
         headers: { ...who.headers, 'idempotency-key': key, 'content-type': 'application/json' },
@@ -185,7 +180,7 @@ describe('idempotency plugin', () => {
 
     it('scopes keys per user and per route', async () => {
       const { tenant, who } = await staff()
-      const colleague = await actor(app, tenant, 'MANAGER')
+      const colleague = await actor(app.current, tenant, 'MANAGER')
       const key = newKey()
       const mine = await call(who, { name: 'scoped' }, key)
       const theirs = await call(colleague, { name: 'scoped' }, key)
@@ -234,8 +229,8 @@ describe('idempotency plugin', () => {
 
     itConcurrent('gives the key back when the client hangs up mid-request, and rolls the resource back', async () => {
       const { tenant, who } = await staff()
-      await app.listen({ port: 0, host: '127.0.0.1' })
-      const { port } = app.server.address() as AddressInfo
+      await app.current.listen({ port: 0, host: '127.0.0.1' })
+      const { port } = app.current.server.address() as AddressInfo
       const key = newKey()
       const gate = `hangup-${key}`
       const payload = JSON.stringify({ name: 'hung up', gate })
@@ -359,11 +354,10 @@ describe('idempotency plugin', () => {
     })
 
     it('purges expired keys and keeps live ones', async () => {
-      await awayFromTheMinuteJob()
       const { tenant, who } = await staff()
       await insertKey(tenant.id, who.user.id, 'expired', { state: 'COMPLETED', resourceId: 1, statusCode: 201, expiresAt: sql<Date>`now() - interval '1 minute'` })
       await insertKey(tenant.id, who.user.id, 'live', { state: 'COMPLETED', resourceId: 1, statusCode: 201 })
-      expect(await app.purgeExpired()).toBeGreaterThanOrEqual(1)
+      expect(await app.current.purgeExpired()).toBeGreaterThanOrEqual(1)
       expect((await keyRows(tenant)).map((row) => row.key)).toEqual(['live'])
     })
   })
@@ -407,17 +401,13 @@ describe('idempotency plugin', () => {
 })
 
 describe('idempotency on the SMS routes', () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildAppWith(async () => undefined)
-  })
-  afterAll(() => app.close())
+  const app = useTestApp()
 
   it('turns 20 concurrent identical sends into exactly one message', async () => {
-    const { tenant, owner: sender } = await academy(app)
+    const { tenant, owner: sender } = await academy(app.current)
     const key = newKey()
     const payload = { recipients: recipients(50), title: 'Once', content: 'Only once, {name}', scheduledAt: minutesFromNow(60) }
-    const responses = await Promise.all(Array.from({ length: 20 }, () => send(app, sender, payload, key)))
+    const responses = await Promise.all(Array.from({ length: 20 }, () => send(app.current, sender, payload, key)))
     const statuses = responses.map((response) => response.statusCode)
     expect(statuses.every((status) => status === 201 || status === 409)).toBe(true)
     const created = responses.filter((response) => response.statusCode === 201)
@@ -431,12 +421,12 @@ describe('idempotency on the SMS routes', () => {
   })
 
   it('replays a send with the message as it is now', async () => {
-    const { owner: sender } = await academy(app)
+    const { owner: sender } = await academy(app.current)
     const key = newKey()
     const payload = { recipients: recipients(2), title: 'Later', content: 'c', scheduledAt: minutesFromNow(60) }
-    const first = await send(app, sender, payload, key)
-    await app.inject({ method: 'POST', url: `/v1/sms/history/${first.json().id}/cancel`, headers: sender.headers })
-    const again = await send(app, sender, payload, key)
+    const first = await send(app.current, sender, payload, key)
+    await app.current.inject({ method: 'POST', url: `/v1/sms/history/${first.json().id}/cancel`, headers: sender.headers })
+    const again = await send(app.current, sender, payload, key)
     expect(again.statusCode).toBe(201)
     expect(again.headers['idempotent-replayed']).toBe('true')
     expect(again.json()).toMatchObject({ id: first.json().id, status: 'CANCELLED' })
@@ -444,20 +434,20 @@ describe('idempotency on the SMS routes', () => {
   })
 
   it('lets a rejected send be corrected and retried with the same key', async () => {
-    const { tenant, owner: sender } = await academy(app)
+    const { tenant, owner: sender } = await academy(app.current)
     const key = newKey()
-    const bad = await send(app, sender, { recipients: [{ phone: 'nope' }], title: 't', content: 'c' }, key)
+    const bad = await send(app.current, sender, { recipients: [{ phone: 'nope' }], title: 't', content: 'c' }, key)
     expect(problem(bad)).toEqual({ status: 400, code: 'INVALID_PHONE_NUMBER' })
     expect(await keyRows(tenant)).toHaveLength(0)
-    const good = await send(app, sender, { recipients: [{ phone: '010-1234-5678' }], title: 't', content: 'c' }, key)
+    const good = await send(app.current, sender, { recipients: [{ phone: '010-1234-5678' }], title: 't', content: 'c' }, key)
     expect(good.statusCode).toBe(201)
     expect(await messageRows(tenant)).toHaveLength(1)
   })
 
   it('keeps keys of send and group creation apart', async () => {
-    const { owner: sender } = await academy(app)
+    const { owner: sender } = await academy(app.current)
     const key = newKey()
-    expect((await send(app, sender, { recipients: recipients(1), title: 't', content: 'c' }, key)).statusCode).toBe(201)
-    expect((await post(app, '/v1/sms/recipient-groups', sender, { name: 'g', recipients: recipients(1) }, key)).statusCode).toBe(201)
+    expect((await send(app.current, sender, { recipients: recipients(1), title: 't', content: 'c' }, key)).statusCode).toBe(201)
+    expect((await post(app.current, '/v1/sms/recipient-groups', sender, { name: 'g', recipients: recipients(1) }, key)).statusCode).toBe(201)
   })
 })

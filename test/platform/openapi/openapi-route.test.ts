@@ -2,14 +2,14 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import { Type } from '@sinclair/typebox'
 import Ajv2020 from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
-import type { FastifyInstance, RouteOptions } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RouteOptions } from 'fastify'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { policyOf, type Credential } from '../../../lib/http/access.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { documentRoute } from '../../../lib/openapi/document-route.js'
 import { DOCS_PREFIX, OPENAPI_PATH } from '../../../plugins/platform/swagger.js'
 import { METRICS_PATH } from '../../../plugins/platform/metrics.js'
-import { buildAppWith } from '../../support/helper.js'
+import { useTestApp } from '../../support/helper.js'
 
 interface Operation {
   tags?: string[]
@@ -44,24 +44,24 @@ interface RegisteredRoute {
 }
 
 describe('GET /openapi.json', () => {
-  let app: FastifyInstance
   let document: OpenApiDocument
   const registered: RegisteredRoute[] = []
 
   beforeAll(async () => {
     // The hook goes on before the app, so it sees every route the app registers, whatever lands later.
-    app = await buildAppWith(async () => undefined, {}, (fastify) => {
+  })
+  const app = useTestApp(() => ({ extend: async () => undefined, before: (fastify) => {
       fastify.addHook('onRoute', (route: RouteOptions) => {
         const { credential } = policyOf(route.config ?? {})
         const publicRoute = credential !== 'access-token'
         for (const method of [route.method].flat()) registered.push({ method, url: route.url, publicRoute, credential })
       })
-    })
-    const response = await app.inject({ method: 'GET', url: OPENAPI_PATH })
+    } }))
+  beforeAll(async () => {
+    const response = await app.current.inject({ method: 'GET', url: OPENAPI_PATH })
     expect(response.statusCode).toBe(200)
     document = response.json()
   })
-  afterAll(() => app.close())
 
   const operations = () =>
     Object.entries(document.paths).flatMap(([path, item]) =>
@@ -220,14 +220,10 @@ describe('documentRoute (the document transform)', () => {
 })
 
 describe(`GET ${DOCS_PREFIX}`, () => {
-  let app: FastifyInstance
-  beforeAll(async () => {
-    app = await buildAppWith(async () => undefined)
-  })
-  afterAll(() => app.close())
+  const app = useTestApp()
 
   it('serves the interactive documentation without credentials', async () => {
-    const response = await app.inject({ method: 'GET', url: DOCS_PREFIX })
+    const response = await app.current.inject({ method: 'GET', url: DOCS_PREFIX })
     expect(response.statusCode).toBe(200)
     expect(response.headers['content-type']).toMatch(/^text\/html/)
     expect(response.body).toContain('swagger-ui')

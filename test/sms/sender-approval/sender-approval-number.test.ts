@@ -9,7 +9,7 @@ import { academy } from '../../support/staff-fixtures.js'
 // All tenants send through one provider account, so an approval is a statement about one number: the one the
 // operator reviewed, and one that no other tenant already sends from.
 describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval: the number approved', () => {
-  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const app = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
   const call = (signed: SignedCall) => app.current.inject(signedApproval(signed))
 
   /** The tenant's PENDING number, as its owner's PUT would leave it. */

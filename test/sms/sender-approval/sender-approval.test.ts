@@ -9,7 +9,7 @@ import { academy } from '../../support/staff-fixtures.js'
 const SEEDED_AT = new Date('2020-01-02T00:00:00Z')
 
 describe('PATCH /internal/sms/sender-settings/{tenantSlug}/approval', () => {
-  const app = useTestApp({ SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET })
+  const app = useTestApp({ env: { SVC_INTERNAL_HMAC_SECRET: TEST_HMAC_SECRET } })
   const call = (signed: SignedCall) => app.current.inject(signedApproval(signed))
 
   it('approves a PENDING row: approvedAt set, version + 1, the full sender setting answered', async () => {
