@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import { randomBytes, randomInt, randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, expect } from 'vitest'
+import { expect } from 'vitest'
 import type { DB, OneTimeCodePurpose, Role, TenantStatus, UserStatus } from '../../db/schema.js'
 import { hashPassword } from '../../lib/sign-in/password-hash.js'
 import { issueTokenPair } from '../../lib/sign-in/tokens.js'
@@ -9,7 +9,7 @@ import { normalizePhone } from '../../lib/sms/phone.js'
 import { fakeExtSmsCredentials, useProviderTestBed, type ProviderTestBed } from '../dispatch/dispatch-test-bed.js'
 import { strongPassword } from '../support/auth-fixtures.js'
 import type { FakeSentMessage } from '../support/fakes/extsms-server.js'
-import { buildAppLoggingTo, buildTestApp, testEnv } from '../support/helper.js'
+import { buildTestApp, useTestApp } from '../support/helper.js'
 
 /** The number the service's own messages come from in these tests (SVC_SMS_SYSTEM_SENDER). */
 export const SYSTEM_SENDER = '15881234'
@@ -31,10 +31,9 @@ export interface RecoveryBed {
  */
 export function useRecoveryBed(overrides: Record<string, string> = {}): RecoveryBed {
   const provider = useProviderTestBed()
-  const bed = { provider, logLines: [] as string[] } as RecoveryBed
-  beforeAll(async () => {
-    bed.owner = provider.iso.owner
-    const env = testEnv({
+  const logLines: string[] = []
+  const app = useTestApp(() => ({
+    env: {
       DATABASE_URL: provider.iso.url,
       LOG_LEVEL: 'trace',
       SVC_SMS_PROVIDER: 'extsms',
@@ -44,13 +43,19 @@ export function useRecoveryBed(overrides: Record<string, string> = {}): Recovery
       SVC_SMS_EXTSMS_WEBHOOK_TOKEN: 'recovery-webhook',
       SVC_SMS_SYSTEM_SENDER: SYSTEM_SENDER,
       ...overrides,
-    })
-    bed.app = await buildAppLoggingTo(env, (line) => bed.logLines.push(line))
-  })
-  afterAll(async () => {
-    await bed.app?.close()
-  })
-  return bed
+    },
+    onLine: (line) => logLines.push(line),
+  }))
+  return {
+    get app() {
+      return app.current
+    },
+    get owner() {
+      return provider.iso.owner
+    },
+    provider,
+    logLines,
+  }
 }
 
 /** A valid mobile number (in the numbering plan's assigned ranges) no other test of the run uses. */
