@@ -9,6 +9,7 @@ import {
 } from 'kysely'
 import type { DB } from '../schema.js'
 import type { PooledConnection } from './pooled-connection.js'
+import { flagsOf, ReadOnlyEndInWritingTransactionError, StatementAfterLastError } from './statement-flags.js'
 
 /** A transaction on a connection lent by the pool: its handle, and the two ways it ends. */
 export interface LentTransaction {
@@ -24,12 +25,23 @@ export interface LentTransaction {
  * Kysely's PostgresConnection does for a query, without its per-query executor copies and transaction bookkeeping
  * (most of the request transaction's CPU in Node on GET /v1/me). Once given back it refuses every query, so a handle
  * kept past the end of its request can never reach the connection's next user.
+ *
+ * Every transaction's statements pass here, whatever the driver (pipelined, plain, the embedded store), so this is
+ * where a statement's place in its transaction is enforced (statement-flags.ts): after a statement flagged `last`
+ * every statement is refused, and a read that ends read-only transactions is refused in one that may write. The
+ * latter is a check rather than a type: whether a request's transaction is read-only follows from its HTTP method
+ * at run time, and the flag rides on a compiled statement (precompiled, raw `sql`) that no transaction type follows.
  */
 export class LentConnection implements DatabaseConnection {
   #connection: PooledConnection | null
   readonly #release: () => void
   /** The statement last sent, until it is answered: the end waits for it (see `end`). */
   #inFlight: Promise<unknown> | null = null
+  /** The open transaction may write; false for a read-only one and for a lone statement. */
+  #writes = false
+  /** In the open transaction, the statement flagged `last` once it was sent: nothing may follow it. */
+  #last: CompiledQuery | null = null
+  #inTransaction = false
 
   constructor(connection: PooledConnection, release: () => void) {
     this.#connection = connection
@@ -37,7 +49,15 @@ export class LentConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const sent = this.#lent().execute<R>(compiled)
+    // On the hot path one field and one flag more (the flags are read here once, for the driver too); the rest runs
+    // only for a statement flagged `last`.
+    if (this.#last !== null) throw new StatementAfterLastError(this.#last, compiled)
+    const flags = flagsOf(compiled)
+    if (flags.last && this.#inTransaction) {
+      if (flags.endsReadOnlyTransaction && this.#writes) throw new ReadOnlyEndInWritingTransactionError(compiled)
+      this.#last = compiled
+    }
+    const sent = this.#lent().execute<R>(compiled, flags)
     this.#inFlight = sent
     return sent
   }
@@ -47,6 +67,9 @@ export class LentConnection implements DatabaseConnection {
   }
 
   async open(opening: readonly CompiledQuery[], readOnly: boolean): Promise<void> {
+    this.#inTransaction = true
+    this.#writes = !readOnly
+    this.#last = null
     await this.#lent().open(opening, readOnly)
   }
 
@@ -58,6 +81,8 @@ export class LentConnection implements DatabaseConnection {
    */
   async end(statement: 'commit' | 'rollback'): Promise<void> {
     await this.#inFlight?.catch(() => undefined)
+    this.#inTransaction = false
+    this.#last = null
     await this.#lent().end(statement)
   }
 

@@ -1,7 +1,7 @@
 import type { CompiledQuery, QueryResult } from 'kysely'
 import type pg from 'pg'
 import { ENDED_ON_SERVER, transactionEndedOnServer, type ServiceClient, type Statement } from './pg-client.js'
-import { flagsOf } from './statement-flags.js'
+import type { StatementFlags } from './statement-flags.js'
 
 /**
  * One connection of a runtime database as a transaction, or a lone statement, uses it. Each store has its own:
@@ -10,8 +10,11 @@ import { flagsOf } from './statement-flags.js'
 export interface PooledConnection {
   /** Opens a transaction with `opening`: begin first, then what the transaction sets for itself. */
   open(opening: readonly CompiledQuery[], readOnly: boolean): Promise<void>
-  /** A statement of the open transaction; outside one, a statement in a transaction of its own. */
-  execute<R>(query: CompiledQuery): Promise<QueryResult<R>>
+  /**
+   * A statement of the open transaction; outside one, a statement in a transaction of its own. `flags` are the
+   * statement's (flagsOf), read once by LentConnection.
+   */
+  execute<R>(query: CompiledQuery, flags: StatementFlags): Promise<QueryResult<R>>
   /** Ends the open transaction; a commit the server answered with a rollback throws. */
   end(statement: 'commit' | 'rollback'): Promise<void>
 }
@@ -44,8 +47,8 @@ export class PipelinedConnection implements PooledConnection {
     this.#client.openTransaction(opening.map(statementOf), readOnly)
   }
 
-  async execute<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    return resultOf(await this.#client.run(statementOf(query), flagsOf(query)))
+  async execute<R>(query: CompiledQuery, flags: StatementFlags): Promise<QueryResult<R>> {
+    return resultOf(await this.#client.run(statementOf(query), flags))
   }
 
   async end(statement: 'commit' | 'rollback'): Promise<void> {

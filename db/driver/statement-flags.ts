@@ -2,8 +2,10 @@ import type { CompiledQuery, KyselyPlugin, RawBuilder, RootOperationNode, Transa
 import type { DB } from '../schema.js'
 
 /**
- * What the pipelined driver may do with one statement besides sending it (pg-client.ts). Repositories set them
- * with the helpers below; the plain driver and the embedded store ignore them and run every statement by itself.
+ * What the pipelined driver may do with one statement besides sending it (pg-client.ts), and where in its
+ * transaction the statement may run. Repositories set them with the helpers below; the plain driver and the embedded
+ * store run every statement by itself, but every driver's transactions pass LentConnection (lent-connection.ts),
+ * which enforces `last` and `endsReadOnlyTransaction`'s place.
  */
 export interface StatementFlags {
   /**
@@ -11,8 +13,13 @@ export interface StatementFlags {
    * whose failure may surface on that next statement (it is then the answer of every later statement, commit included).
    */
   readonly held?: boolean
-  /** The last statement of a read-only transaction: the transaction's commit is written with it. */
+  /**
+   * The last statement of a read-only transaction: the transaction's commit is written with it. Always set with
+   * `last`; refused in a transaction that may write (ReadOnlyEndInWritingTransactionError).
+   */
   readonly endsReadOnlyTransaction?: boolean
+  /** Nothing may run in its transaction after it but the end: a later statement is refused (StatementAfterLastError). */
+  readonly last?: boolean
   /** Never prepared: planned for its own values on every run. */
   readonly plannedPerExecution?: boolean
   /** Prepared, and run from its generic plan from the first run on (inside a transaction). */
@@ -25,31 +32,58 @@ const NO_FLAGS: StatementFlags = Object.freeze({})
 // copies precompiled.ts makes for each run keep that node.
 const flagsByNode = new WeakMap<RootOperationNode, StatementFlags>()
 
-/** `node` with `flag` added: a node of its own, so the same statement compiled without the flag stays unflagged. */
-function flagged(node: RootOperationNode, flag: keyof StatementFlags): RootOperationNode {
+/** `node` with `flags` added: a node of its own, so the same statement compiled without them stays unflagged. */
+function flagged(node: RootOperationNode, flags: StatementFlags): RootOperationNode {
   const copy = Object.freeze({ ...node })
-  flagsByNode.set(copy, { ...flagsByNode.get(node), [flag]: true })
+  flagsByNode.set(copy, { ...flagsByNode.get(node), ...flags })
   return copy
 }
 
-function flagging(flag: keyof StatementFlags): KyselyPlugin {
+function flagging(flags: StatementFlags): KyselyPlugin {
   return {
     // Added last (withPlugin appends), so no later plugin replaces the node the compiler puts into the CompiledQuery.
-    transformQuery: ({ node }) => flagged(node, flag),
+    transformQuery: ({ node }) => flagged(node, flags),
     transformResult: async ({ result }) => result,
   }
 }
 
-const HELD = flagging('held')
-const ENDS_READ_ONLY_TRANSACTION = flagging('endsReadOnlyTransaction')
-const PLANNED_PER_EXECUTION = flagging('plannedPerExecution')
-const FROM_GENERIC_PLAN = flagging('fromGenericPlan')
+const HELD = { flags: { held: true }, plugin: flagging({ held: true }) }
+const HELD_LAST = { flags: { held: true, last: true }, plugin: flagging({ held: true, last: true }) }
+const ENDS_READ_ONLY_TRANSACTION = flagging({ endsReadOnlyTransaction: true, last: true })
+const PLANNED_PER_EXECUTION = flagging({ plannedPerExecution: true })
+const FROM_GENERIC_PLAN = flagging({ fromGenericPlan: true })
 
 type Pluggable<Q> = { withPlugin(plugin: KyselyPlugin): Q }
 
 /** The flags of a statement as Kysely hands it to a connection. */
 export function flagsOf(query: CompiledQuery): StatementFlags {
   return flagsByNode.get(query.query) ?? NO_FLAGS
+}
+
+const excerpt = (query: CompiledQuery) => JSON.stringify(query.sql.replace(/\s+/g, ' ').trim().slice(0, 80))
+
+/**
+ * A statement sent after the one its transaction ran last (flagged `last`: a read that carried a read-only
+ * transaction's commit, the quota's reservation). A programming error: the statement is refused before it reaches
+ * the server, and the transaction can only end.
+ */
+export class StatementAfterLastError extends Error {
+  constructor(last: CompiledQuery, refused: CompiledQuery) {
+    super(`statement after the last statement of its transaction: ${excerpt(refused)} refused after ${excerpt(last)}`)
+    this.name = 'StatementAfterLastError'
+  }
+}
+
+/**
+ * A read flagged `endsReadOnlyTransaction` sent in a transaction that may write (not `begin read only`), where the
+ * pipelined driver would ignore the flag and later statements would run: refused on every driver alike, so a repository
+ * function that ends read-only transactions cannot creep into a writing one.
+ */
+export class ReadOnlyEndInWritingTransactionError extends Error {
+  constructor(refused: CompiledQuery) {
+    super(`a read that ends a read-only transaction, sent in a transaction that may write: ${excerpt(refused)}`)
+    this.name = 'ReadOnlyEndInWritingTransactionError'
+  }
 }
 
 /**
@@ -75,9 +109,10 @@ export function planOnce<Q extends Pluggable<Q>>(query: Q): Q {
 }
 
 /**
- * A read that is the last statement of every transaction it runs in: in a read-only transaction (every GET) the
- * pipelined driver writes the transaction's commit with it, so the request needs one round trip in all. Nothing may
- * run in the transaction after it; elsewhere the flag changes nothing.
+ * A read that is the last statement of the read-only transaction it runs in: in a read-only transaction (every GET)
+ * the pipelined driver writes the transaction's commit with it, so the request needs one round trip in all. On every
+ * driver a later statement of the transaction is refused (StatementAfterLastError), and so is the read itself in a
+ * transaction that may write (ReadOnlyEndInWritingTransactionError); a lone statement is its transaction's only one.
  */
 export function endsReadOnlyTransaction<Q extends Pluggable<Q>>(query: Q): Q {
   return query.withPlugin(ENDS_READ_ONLY_TRANSACTION)
@@ -86,9 +121,15 @@ export function endsReadOnlyTransaction<Q extends Pluggable<Q>>(query: Q): Q {
 /**
  * Runs a statement that answers nothing and refuses by raising (a quota check, a tenant binding): the pipelined
  * driver holds it and writes it with the transaction's next statement, so it costs no round trip of its own, and its
- * failure is the answer of that next statement, or of the commit when none follows.
+ * failure is the answer of that next statement, or of the commit when none follows. With `last`, it is the
+ * transaction's last statement and travels with the commit: a later statement is refused (StatementAfterLastError).
  */
-export async function executeHeld(trx: Transaction<DB>, query: RawBuilder<unknown> | CompiledQuery): Promise<void> {
-  if ('isRawBuilder' in query) await query.withPlugin(HELD).execute(trx)
-  else await trx.executeQuery({ ...query, query: flagged(query.query, 'held') })
+export async function executeHeld(
+  trx: Transaction<DB>,
+  query: RawBuilder<unknown> | CompiledQuery,
+  place?: { last: true },
+): Promise<void> {
+  const { flags, plugin } = place?.last ? HELD_LAST : HELD
+  if ('isRawBuilder' in query) await query.withPlugin(plugin).execute(trx)
+  else await trx.executeQuery({ ...query, query: flagged(query.query, flags) })
 }

@@ -74,7 +74,8 @@ function messageTypeOf(text: string): 'SMS' | 'LMS' {
  * for the scheduler's tick.
  *
  * The quota's reservation is this function's last statement and locks the tenant's counter row until the
- * transaction ends, so call it last in the transaction. Beyond the quota the transaction fails (SV020, answered
+ * transaction ends, so it is the transaction's last: a statement after this returns is refused
+ * (StatementAfterLastError, db/repos/sms/sms-quota.ts). Beyond the quota the transaction fails (SV020, answered
  * as SMS_QUOTA_EXCEEDED), and nothing is kept.
  */
 export async function enqueueSystemSms(trx: TenantTx, settings: SystemSmsSettings, sms: SystemSms): Promise<number> {

@@ -69,7 +69,8 @@ export async function startSecondStep(deps: AuthDeps, key: UserKey, phoneVerifie
 async function challengedUser(trx: TenantTx, token: MfaToken, lock: boolean): Promise<ChallengedUser | null> {
   const userId = await findMfaChallenge(trx, token.tenantId, mfaTokenHash(token), lock)
   if (userId === null) return null
-  // Not findUserWithTenant: its statement ends a read-only transaction (db/repos/tenancy/users.ts), and this one writes.
+  // Not findUserWithTenant: its read ends read-only transactions, refused in this one, which writes
+  // (ReadOnlyEndInWritingTransactionError, db/driver/lent-connection.ts).
   const [user, tenant] = [await findUserById(trx, userId), await findTenantById(trx, token.tenantId)]
   return user && tenant ? { user, tenant } : null
 }

@@ -81,7 +81,7 @@ async function senderNumberFor(trx: TenantTx, provider: SendSettings['provider']
  * The quota's reservation locks the tenant's counter row until the transaction ends, so it is the transaction's last
  * statement and travels with the commit: a send still at work never makes the tenant's other sends wait. What
  * else the transaction records about the message (the idempotency key, the audit event) goes in `alongside`,
- * before it; the caller sends no statement after this returns. Beyond the quota the transaction fails (SV020,
+ * before it; a statement the caller sends after this returns is refused (StatementAfterLastError, sms-quota.ts). Beyond the quota the transaction fails (SV020,
  * SMS_QUOTA_EXCEEDED: on PostgreSQL at commit, on the embedded store here), so a refused send leaves nothing behind.
  * A send that no longer fits is refused before it writes anything.
  */

@@ -4,7 +4,7 @@ import type { TenantTx } from '../../tenant-transaction.js'
 
 // Both statements answer nothing and refuse by raising SV020 (quotaRefusalOf in db/errors.ts), so the pipelined
 // driver holds them back and writes them with the transaction's next statement (executeHeld): neither costs a
-// round trip.
+// round trip. The reservation's next statement is the commit: every driver refuses any other.
 
 /**
  * The daily recipient quota: `limit` recipients (SVC_SMS_TENANT_DAILY_RECIPIENTS; 0: no limit) per local day of
@@ -31,14 +31,16 @@ export async function checkDailyRecipients(trx: TenantTx, tenantId: number, coun
 
 /**
  * Adds `count` recipients to the tenant's counter for the current local day if that stays within the limit (0: no
- * limit), else the transaction fails with SV020 (its DETAIL: seconds to the next local midnight). Locks the counter row until the transaction ends: send it as the
- * transaction's last statement, so that it travels with the commit and other sends of the tenant never wait for a
- * transaction still at work (db/functions/svc_reserve_daily_quota.sql).
+ * limit), else the transaction fails with SV020 (its DETAIL: seconds to the next local midnight). Locks the counter
+ * row until the transaction ends, so it is the transaction's last statement (`executeHeld(..., { last: true })`: any
+ * later statement is refused with StatementAfterLastError) and travels with the commit, and other sends of the
+ * tenant never wait for a transaction still at work (db/functions/svc_reserve_daily_quota.sql).
  */
 export async function reserveDailyRecipients(trx: TenantTx, tenantId: number, count: number, quota: DailyQuota): Promise<void> {
   await executeHeld(
     trx,
     sql`select svc_reserve_daily_quota(${tenantId}::bigint, ${count}::int, ${quota.limit}::int, ${quota.timeZone}::text)`,
+    { last: true },
   )
 }
 

@@ -17,7 +17,8 @@ export function findUserById(trx: TenantTx, id: number): Promise<UserRecord | un
 
 // GET /v1/me runs this on every request: compiled once (db/driver/precompiled.ts). The join lives in
 // svc_signed_in_user (db/functions/svc_signed_in_user.sql), planned once per server session even when nothing is
-// prepared. It is the request's only statement, so its commit travels with it (GET runs read only).
+// prepared. It is the request's only statement, so its commit travels with it (GET runs read only); a statement after
+// it, or the read in a transaction that may write, is refused (db/driver/lent-connection.ts).
 const userWithTenant = precompiled((_db, params: { id: number }) =>
   endsReadOnlyTransaction(sql<UserWithTenant>`select * from svc_signed_in_user(${params.id}::bigint)`),
 )

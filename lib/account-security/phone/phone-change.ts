@@ -1,5 +1,5 @@
 import { bindAuditOrigin } from '../../../db/repos/audit/audit-events.js'
-import { findTenantById } from '../../../db/repos/tenancy/tenants.js'
+import { findTenantById, type Tenant } from '../../../db/repos/tenancy/tenants.js'
 import { lockUser, replacePhone, type UserRecord } from '../../../db/repos/tenancy/users.js'
 import type { TenantTx } from '../../../db/tenant-transaction.js'
 import type { AuditOrigin } from '../../audit/record.js'
@@ -19,7 +19,9 @@ import { currentUserMissing } from '../../sign-in/current-user.js'
  *   phone; lib/account-security/codes/issue-code.ts reads it).
  * Proving the new number also takes the password (lib/account-security/phone/phone-verification.ts). The notice is queued last: it
  * reserves the tenant's daily quota. When it cannot go (quota spent, no sender) the change is refused with it rather
- * than made silently. The caller kicks the dispatcher after its commit.
+ * than made silently, and, as the quota's reservation must be its transaction's last statement (refused after it:
+ * StatementAfterLastError), what the caller answers with (the user and its tenant) is read before. The caller kicks
+ * the dispatcher after its commit and sends no statement after this returns.
  */
 export async function changePhone(
   trx: TenantTx,
@@ -27,21 +29,21 @@ export async function changePhone(
   owner: { tenantId: number; userId: number },
   phone: string | null,
   origin: AuditOrigin,
-): Promise<UserRecord> {
+): Promise<{ user: UserRecord; tenant: Tenant }> {
   const before = await lockUser(trx, owner.userId)
   if (!before) throw currentUserMissing()
-  if (before.phone === phone) return before
+  const tenant = await findTenantById(trx, owner.tenantId)
+  if (!tenant) throw new AppError('INTERNAL_ERROR', 'user without a tenant')
+  if (before.phone === phone) return { user: before, tenant }
   // The users_phone_changed trigger records PHONE_CHANGED for every writer; this one tells it who acts.
   await bindAuditOrigin(trx, origin)
   const after = await replacePhone(trx, owner.userId, phone)
   if (!after) throw currentUserMissing()
   if (before.phone !== null && before.phoneVerifiedAt !== null) {
-    const tenant = await findTenantById(trx, owner.tenantId)
-    if (!tenant) throw new AppError('INTERNAL_ERROR', 'user without a tenant')
     const text = phoneChangedNotice(tenant.name, sms.clock(), sms.dailyQuota.timeZone)
     await enqueueSystemSms(trx, sms, { tenantId: owner.tenantId, to: before.phone, text, kind: 'ACCOUNT_NOTICE' })
   }
-  return after
+  return { user: after, tenant }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { currentUserResponse } from '../../../lib/sign-in/current-user.js'
+import { findCurrentUser, toFullUserResponse } from '../../../lib/sign-in/current-user.js'
 import { auditOriginOf } from '../../../lib/audit/origin.js'
 import { routeProof } from '../../../lib/http/route-proof.js'
 import { confirmPhoneVerification, requestPhoneVerification, type PhoneProof } from '../../../lib/account-security/phone/phone-verification.js'
@@ -56,7 +56,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         problems: ['OTP_INVALID', 'AUTH_013', 'AUTH_018'],
       },
     },
-    async (request) => currentUserResponse(request.db, request.caller.userId),
+    // Not currentUserResponse: its read ends a read-only transaction, and a POST's may write (refused in
+    // db/driver/lent-connection.ts).
+    async (request) => toFullUserResponse(request.db, await findCurrentUser(request.db, request.caller.userId)),
   )
 }
 

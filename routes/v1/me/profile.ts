@@ -7,7 +7,7 @@ import { provePasswordChange, storePasswordChange, type ProvenPasswordChange } f
 import { currentUserMissing, currentUserResponse, findCurrentUser, toFullUserResponse } from '../../../lib/sign-in/current-user.js'
 import { normalizeOptionalPhone } from '../../../lib/account-security/phone/optional-phone.js'
 import { changePhone } from '../../../lib/account-security/phone/phone-change.js'
-import { UserResponseSchema } from '../../../lib/sign-in/user-response.js'
+import { toUserResponse, UserResponseSchema } from '../../../lib/sign-in/user-response.js'
 import { generateAvatarSeed } from '../../../lib/tenancy/identifiers.js'
 import { routeProof } from '../../../lib/http/route-proof.js'
 import { callerScope } from '../../../lib/sign-in/caller-scope.js'
@@ -50,12 +50,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { name, phone } = request.body
       const { tenantId, userId } = request.caller
-      let user = name === undefined ? undefined : await updateName(request.db, userId, name)
-      if (phone !== undefined) {
-        user = await changePhone(request.db, app.oneTimeCodes.sms, { tenantId, userId }, normalizeOptionalPhone(phone), auditOriginOf(request))
-        request.afterCommit(() => app.dispatcher.kick())
-      }
-      return toFullUserResponse(request.db, user ?? (await findCurrentUser(request.db, userId)))
+      const user = name === undefined ? undefined : await updateName(request.db, userId, name)
+      if (phone === undefined) return toFullUserResponse(request.db, user ?? (await findCurrentUser(request.db, userId)))
+      // Its notice's quota reservation ends the transaction: it hands back what the answer needs.
+      const changed = await changePhone(request.db, app.oneTimeCodes.sms, { tenantId, userId }, normalizeOptionalPhone(phone), auditOriginOf(request))
+      request.afterCommit(() => app.dispatcher.kick())
+      return toUserResponse(changed.user, changed.tenant)
     },
   )
 

@@ -85,7 +85,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   // The key and the SMS_ACCEPTED event commit with the message: createMessage writes them before the quota's
-  // reservation, which must be the transaction's last statement, so a send refused there leaves neither. A replay
+  // reservation, the transaction's last statement (any later one is refused), so a send refused there leaves neither. A replay
   // never reaches the handler, so one key makes one event. An immediate message is handed to the dispatcher only
   // after that commit.
   const recordAcceptance = (request: FastifyRequest, classId: number | null) => async (message: MessageRecord) => {

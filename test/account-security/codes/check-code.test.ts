@@ -154,16 +154,16 @@ describe('issuing a one-time code (lib/account-security/codes/issue-code.ts)', (
 
   it('queues one code SMS to the phone and keeps only the hash of the code it carries', async () => {
     const binding = await slot()
-    // Read inside the issuing transaction: once committed, any dispatcher on this database may hand it over and erase it.
-    const { issued, queued } = await withTenant(app.current.db, binding.tenantId, async (trx) => ({
-      issued: await issueCode(trx, issuing(), { ...binding, tenantName: 'Academy' }),
-      queued: await trx
-        .selectFrom('smsMessages')
-        .innerJoin('smsRecipients', 'smsRecipients.smsId', 'smsMessages.id')
-        .select(['smsMessages.kind', 'smsMessages.content', 'smsMessages.discardAfter', 'smsRecipients.phone'])
-        .where('smsMessages.tenantId', '=', binding.tenantId)
-        .execute(),
-    }))
+    const issued = await issue(binding)
+    // Read after the commit (the quota's reservation is the issuing transaction's last statement): no dispatcher
+    // hands messages over and erases their text on this database, dispatch runs on databases of its own
+    // (test/support/isolated-database.ts).
+    const queued = await owner()
+      .selectFrom('smsMessages')
+      .innerJoin('smsRecipients', 'smsRecipients.smsId', 'smsMessages.id')
+      .select(['smsMessages.kind', 'smsMessages.content', 'smsMessages.discardAfter', 'smsRecipients.phone'])
+      .where('smsMessages.tenantId', '=', binding.tenantId)
+      .execute()
     expect(issued).toEqual({ expiresIn: 300, resendAfter: 60 })
     expect(queued).toHaveLength(1)
     expect(queued[0]).toMatchObject({ kind: 'VERIFICATION_CODE', phone: binding.phone })
