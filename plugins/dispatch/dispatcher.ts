@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import cron from 'node-cron'
+import { scheduleJob } from '../../lib/scheduled-job.js'
 import type { AppOptions } from '../../app.js'
 import { createDispatcher, type Dispatcher } from '../../lib/dispatch/dispatcher.js'
 import { createProvider } from '../../lib/dispatch/providers/index.js'
@@ -47,15 +47,13 @@ export default fp<AppOptions>(
     })
     if (!enabled) return
 
-    const task =
-      options.scheduledJobs === false
-        ? undefined
-        : cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => dispatcher.kick(), { name: 'sms-dispatch', noOverlap: true })
-    app.addHook('onReady', async () => dispatcher.kick())
-    // On shutdown: no new claims; in-flight sends finish and record, claims not handed to the provider are released.
-    app.addHook('onClose', async () => {
-      await task?.destroy()
-      await dispatcher.stop()
+    scheduleJob(app, options.scheduledJobs, {
+      name: 'sms-dispatch',
+      expression: env.SVC_SMS_SCHEDULER_CRON,
+      tick: () => dispatcher.kick(),
+      onReady: () => dispatcher.kick(),
+      // On shutdown: no new claims; in-flight sends finish and record, claims not handed to the provider are released.
+      stop: () => dispatcher.stop(),
     })
   },
   { name: 'dispatcher', dependencies: ['env', 'db', 'metrics', 'clock'] },

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import cron from 'node-cron'
+import { scheduleJob } from '../../lib/scheduled-job.js'
 import type { AppOptions } from '../../app.js'
 import { createWebhookDeliverer, type Deliverer } from '../../lib/events/deliverer.js'
 import { systemResolve, type ResolveHost } from '../../lib/events/resolve-host.js'
@@ -56,14 +56,12 @@ export default fp<AppOptions>(
       app.addHook('onClose', () => deliverer.stop())
       return
     }
-    const task =
-      options.scheduledJobs === false
-        ? undefined
-        : cron.schedule(env.SVC_SMS_SCHEDULER_CRON, () => deliverer.kick(), { name: 'webhook-delivery', noOverlap: true })
-    app.addHook('onReady', async () => deliverer.kick())
-    app.addHook('onClose', async () => {
-      await task?.destroy()
-      await deliverer.stop()
+    scheduleJob(app, options.scheduledJobs, {
+      name: 'webhook-delivery',
+      expression: env.SVC_SMS_SCHEDULER_CRON,
+      tick: () => deliverer.kick(),
+      onReady: () => deliverer.kick(),
+      stop: () => deliverer.stop(),
     })
   },
   { name: 'webhooks', dependencies: ['env', 'db', 'metrics', 'data-keys'] },

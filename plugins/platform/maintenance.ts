@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
+import { scheduleJob } from '../../lib/scheduled-job.js'
 import { sql } from 'kysely'
-import cron from 'node-cron'
 import type { AppOptions } from '../../app.js'
 import { inBatches } from '../../db/repos/in-batches.js'
 import { rollUpSmsUsage } from '../../db/repos/audit/sms-usage.js'
@@ -47,14 +47,15 @@ export default fp<AppOptions>(
     // rebuilds them all.
     const rollUpUsage = () => rollUpSmsUsage(app.db, app.env.SVC_TIME_ZONE)
     app.decorate('rollUpSmsUsage', rollUpUsage)
-    if (options.scheduledJobs === false) return
     // A minute missed in a database outage is part of the outage's two lines (plugins/platform/db.ts), not one more warning.
     const failed = (error: unknown, message: string) => {
       if (!app.databaseOutage.absorbs('maintenance', error)) app.log.warn({ err: error }, message)
     }
-    const task = cron.schedule(
-      PURGE_SCHEDULE,
-      async () => {
+    scheduleJob(app, options.scheduledJobs, {
+      name: 'purge-expired',
+      expression: PURGE_SCHEDULE,
+      unref: true,
+      tick: async () => {
         try {
           const purged = await purgeExpired()
           app.databaseOutage.reachable()
@@ -70,10 +71,6 @@ export default fp<AppOptions>(
           failed(error, 'roll-up of SMS usage failed')
         }
       },
-      { name: 'purge-expired', noOverlap: true, unref: true },
-    )
-    app.addHook('onClose', async () => {
-      await task.destroy()
     })
   },
   { name: 'maintenance', dependencies: ['db'] },

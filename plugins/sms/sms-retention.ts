@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import cron from 'node-cron'
+import { scheduleJob } from '../../lib/scheduled-job.js'
 import type { AppOptions } from '../../app.js'
 import { readRetentionSettings } from '../../db/repos/audit/retention-settings.js'
 import { dropRangesPastRetention, prepareRanges, purgeOldMessages, type DroppedRange } from '../../db/repos/sms/sms-retention.js'
@@ -44,11 +44,11 @@ export default fp<AppOptions>(
     const failed = (error: unknown, message: string) => {
       if (!app.databaseOutage.absorbs('maintenance', error)) app.log.warn({ err: error }, message)
     }
-    const schedule = (expression: string, job: () => Promise<void>, name: string) =>
-      options.scheduledJobs === false ? undefined : cron.schedule(expression, job, { name, noOverlap: true, unref: true })
-    const purgeTask = schedule(
-      PURGE_SCHEDULE,
-      async () => {
+    scheduleJob(app, options.scheduledJobs, {
+      name: 'sms-retention',
+      expression: PURGE_SCHEDULE,
+      unref: true,
+      tick: async () => {
         try {
           const purged = await purge()
           if (purged > 0) app.log.info({ purged }, 'removed SMS messages past retention')
@@ -56,10 +56,6 @@ export default fp<AppOptions>(
           failed(error, 'removal of SMS messages past retention failed')
         }
       },
-      'sms-retention',
-    )
-    app.addHook('onClose', async () => {
-      await purgeTask?.destroy()
     })
     if (app.env.SVC_SMS_PARTITION_UPKEEP === 'off') return
 
@@ -73,14 +69,16 @@ export default fp<AppOptions>(
         .finally(() => {
           running = undefined
         }))
-    const upkeepTask = schedule(UPKEEP_SCHEDULE, upkeep, 'sms-partition-upkeep')
-    // At start too: an instance started after a month began opens that month's range without waiting for the hour.
-    app.addHook('onReady', async () => {
-      void upkeep()
-    })
-    app.addHook('onClose', async () => {
-      await upkeepTask?.destroy()
-      await running
+    scheduleJob(app, options.scheduledJobs, {
+      name: 'sms-partition-upkeep',
+      expression: UPKEEP_SCHEDULE,
+      unref: true,
+      tick: upkeep,
+      // At start too: an instance started after a month began opens that month's range without waiting for the hour.
+      onReady: () => {
+        void upkeep()
+      },
+      stop: async () => running,
     })
   },
   { name: 'sms-retention', dependencies: ['db'] },
