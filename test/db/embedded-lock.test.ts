@@ -28,7 +28,8 @@ async function holdStore(dataDir: string) {
   return child
 }
 
-describe('embedded store: one process per directory', () => {
+// Each test has a store directory of its own, so they run side by side: most of their time is stores starting.
+describe.concurrent('embedded store: one process per directory', () => {
   const dirs: string[] = []
   const newDataDir = () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-embedded-lock-'))

@@ -5,7 +5,8 @@ import { runScriptSource } from '../support/child-processes.js'
 /** Runs scripts/keys-generate.ts in its own process, as `npm run -s keys:generate` does after the build. */
 const keysGenerate = (args: string[]) => runScriptSource('scripts/keys-generate.ts', args, {})
 
-describe('npm run -s keys:generate', () => {
+// Nothing shared between the tests but the script: they run side by side, each mostly a child process starting.
+describe.concurrent('npm run -s keys:generate', () => {
   it.each(SIGNING_ALGORITHMS)('prints one private %s JWK that SVC_JWT_KEYS accepts, and nothing else', async (alg) => {
     const run = await keysGenerate(['--alg', alg])
 

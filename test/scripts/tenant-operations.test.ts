@@ -28,7 +28,8 @@ describePostgres('npm run tenant:quota and tenant:status', () => {
   // A running instance, with a service default of 5 recipients a day: what the scripts change must reach it at once.
   const app = useTestApp({ env: { SVC_SMS_TENANT_DAILY_RECIPIENTS: '5' } })
 
-  describe('tenant:quota SLUG N|default', () => {
+  // Each test works in academies of its own, so they run side by side: most of their time is child processes starting.
+  describe.concurrent('tenant:quota SLUG N|default', () => {
     it('gives one tenant its own quota, applied by the next send of a running instance, and only to that tenant', async () => {
       const { tenant, owner: sender } = await academy(app.current)
       const other = await academy(app.current)
@@ -82,7 +83,7 @@ describePostgres('npm run tenant:quota and tenant:status', () => {
     }, 60_000)
   })
 
-  describe('tenant:status SLUG ACTIVE|SUSPENDED|CLOSED', () => {
+  describe.concurrent('tenant:status SLUG ACTIVE|SUSPENDED|CLOSED', () => {
     it('suspends a tenant for the next request of a running instance (AUTH_010), and reactivates it', async () => {
       const { tenant, owner: staff } = await academy(app.current)
       const me = () => app.current.inject({ method: 'GET', url: '/v1/me', headers: staff.headers })
