@@ -119,24 +119,13 @@ function hasClaimShape(claims: Record<string, unknown>): claims is Record<string
  * AUTH_003 for access tokens, AUTH_006 for refresh tokens.
  */
 export async function verifyToken(keys: TokenKeys, token: string, type: TokenType): Promise<TokenClaims> {
-  let payload: Readonly<Record<string, unknown>>
+  const failure = type === 'access' ? 'AUTH_003' : 'AUTH_006'
+  let claims: Readonly<Record<string, unknown>>
   try {
-    payload = await keys.verify(token)
+    claims = await keys.verify(token)
   } catch {
-    throw new AppError(failureOf(type))
+    throw new AppError(failure)
   }
-  return checkedClaims(payload, type)
-}
-
-/**
- * The type and claim shape of a payload whose signature, issuer and expiry are verified (TokenKeys.verify, or
- * @fastify/jwt in plugins/sign-in/auth.ts); the same catalog error as verifyToken otherwise.
- */
-export function checkedClaims(payload: Readonly<Record<string, unknown>>, type: TokenType): TokenClaims {
-  if (payload.type !== type || !hasClaimShape(payload)) throw new AppError(failureOf(type))
-  return payload
-}
-
-function failureOf(type: TokenType): 'AUTH_003' | 'AUTH_006' {
-  return type === 'access' ? 'AUTH_003' : 'AUTH_006'
+  if (claims.type !== type || !hasClaimShape(claims)) throw new AppError(failure)
+  return claims
 }

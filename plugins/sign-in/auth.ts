@@ -1,4 +1,3 @@
-import fastifyJwt from '@fastify/jwt'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ACCESS_COOKIE } from '../../lib/sign-in/cookies.js'
@@ -7,7 +6,7 @@ import { bearerToken } from '../../lib/sign-in/bearer-token.js'
 import { identityFromClaims, type Identity } from '../../lib/sign-in/identity.js'
 import type { TokenKeys } from '../../lib/sign-in/token-keys.js'
 import { tokenKeysFromEnv } from '../../lib/sign-in/token-keys-from-env.js'
-import { checkedClaims } from '../../lib/sign-in/tokens.js'
+import { verifyToken } from '../../lib/sign-in/tokens.js'
 import { AppError } from '../../lib/errors.js'
 import { policyOf } from '../../lib/http/access.js'
 
@@ -40,25 +39,6 @@ export default fp(
       app.log.warn({ path }, 'SVC_JWT_SECRET is not set: using a generated development secret'),
     ))
     app.decorate('authDeps', { db: app.db, tokenKeys: app.tokenKeys, env: app.env })
-    // @fastify/jwt verifies the access tokens of requests with the key the header's `kid` names (TokenKeys.keyFor,
-    // which refuses an unknown kid or an algorithm other than the key's) and fast-jwt's cache, one verifier per key.
-    // Verify mode only (no private key): lib/sign-in signs, where no reply exists (login, refresh).
-    const { tokenKeys } = app
-    await app.register(fastifyJwt, {
-      secret: {
-        public: (_request, decoded, done) => {
-          let key: string | Buffer
-          try {
-            key = tokenKeys.keyFor('header' in decoded ? decoded.header : undefined)
-          } catch (error) {
-            return done(error as Error, undefined)
-          }
-          done(null, key)
-        },
-      },
-      decode: { complete: true },
-      verify: { ...tokenKeys.verifyOptions, extractToken: presentedToken },
-    })
     app.decorateRequest('identity', null)
     app.decorateRequest('caller', {
       getter(this: FastifyRequest) {
@@ -73,14 +53,7 @@ export default fp(
       if (policy.credential !== 'access-token') return
       const token = presentedToken(request)
       if (!token) throw new AppError('AUTH_002')
-      let payload: Record<string, unknown>
-      try {
-        payload = await request.jwtVerify()
-      } catch {
-        throw new AppError('AUTH_003')
-      }
-      // Frozen in fast-jwt's cache itself, as TokenKeys.verify freezes it: the next hit answers the same object.
-      const identity = identityFromClaims(checkedClaims(Object.freeze(payload), 'access'))
+      const identity = identityFromClaims(await verifyToken(app.tokenKeys, token, 'access'))
       request.identity = identity
       request.tenantId = identity.tenantId
       request.accessJti = identity.jti
