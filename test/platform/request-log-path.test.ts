@@ -1,7 +1,6 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { listOptOut } from '../advertising/advertising-fixtures.js'
-import { buildAppLoggingTo, testEnv } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { academy } from '../support/staff-fixtures.js'
 
 /**
@@ -9,13 +8,9 @@ import { academy } from '../support/staff-fixtures.js'
  * lines show it masked, as answers do, however the client wrote and encoded it.
  */
 describe('request logs and phone numbers in paths', () => {
-  let service: FastifyInstance
   const lines: string[] = []
 
-  beforeAll(async () => {
-    service = await buildAppLoggingTo(testEnv({ LOG_LEVEL: 'debug' }), (line) => lines.push(line))
-  })
-  afterAll(() => service.close())
+  const app = useTestApp({ env: { LOG_LEVEL: 'debug' }, onLine: (line) => lines.push(line) })
 
   const NUMBER = '010-4321-8765'
   const MASKED = '010-****-8765'
@@ -43,10 +38,10 @@ describe('request logs and phone numbers in paths', () => {
   }
 
   it.each(WRITINGS)('DELETE /v1/sms/opt-outs/%s logs the number masked, never whole', async (written) => {
-    const { manager } = await academy(service)
-    await listOptOut(service, manager, NUMBER)
+    const { manager } = await academy(app.current)
+    await listOptOut(app.current, manager, NUMBER)
     const reqId = `opt-out-path-${WRITINGS.indexOf(written)}`
-    const response = await service.inject({
+    const response = await app.current.inject({
       method: 'DELETE',
       url: `/v1/sms/opt-outs/${written}`,
       headers: { ...manager.headers, 'x-request-id': reqId },
@@ -59,8 +54,8 @@ describe('request logs and phone numbers in paths', () => {
   })
 
   it('masks a number the route refuses as written', async () => {
-    const { manager } = await academy(service)
-    const response = await service.inject({
+    const { manager } = await academy(app.current)
+    const response = await app.current.inject({
       method: 'DELETE',
       url: '/v1/sms/opt-outs/010+4321+8765',
       headers: { ...manager.headers, 'x-request-id': 'refused-writing' },
@@ -71,14 +66,14 @@ describe('request logs and phone numbers in paths', () => {
   })
 
   it('masks a number on a path no route serves, and in a query parameter of any name', async () => {
-    await service.inject({ method: 'GET', url: `/v1/sms/opt-out/${NUMBER}?to=%2B821043218765&page=1`, headers: { 'x-request-id': 'stray-path' } })
+    await app.current.inject({ method: 'GET', url: `/v1/sms/opt-out/${NUMBER}?to=%2B821043218765&page=1`, headers: { 'x-request-id': 'stray-path' } })
     const logged = linesOf('stray-path').join('\n')
     expect(logged).toContain(`/v1/sms/opt-out/${MASKED}?to=${MASKED}&page=1`)
     expect(lines.filter(carriesTheNumber)).toEqual([])
   })
 
   it('keeps integer ids readable', async () => {
-    await service.inject({ method: 'GET', url: '/v1/sms/history/2026120000000042', headers: { 'x-request-id': 'id-path' } })
+    await app.current.inject({ method: 'GET', url: '/v1/sms/history/2026120000000042', headers: { 'x-request-id': 'id-path' } })
     expect(linesOf('id-path').join('\n')).toContain('"url":"/v1/sms/history/2026120000000042"')
   })
 })

@@ -1,6 +1,5 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildAppLoggingTo, testEnv } from '../support/helper.js'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../support/helper.js'
 import { academy } from '../support/staff-fixtures.js'
 
 /**
@@ -8,21 +7,17 @@ import { academy } from '../support/staff-fixtures.js'
  * token) is a credential. Request lines keep the path and the other parameters, and drop those values.
  */
 describe('request logs and query strings', () => {
-  let service: FastifyInstance
   const lines: string[] = []
 
-  beforeAll(async () => {
-    service = await buildAppLoggingTo(testEnv({ LOG_LEVEL: 'debug' }), (line) => lines.push(line))
-  })
-  afterAll(() => service.close())
+  const app = useTestApp({ env: { LOG_LEVEL: 'debug' }, onLine: (line) => lines.push(line) })
 
   const logged = (reqId: string) =>
     lines.filter((line) => (JSON.parse(line) as { reqId?: string }).reqId === reqId).join('\n')
 
   it('never carry the search text of q', async () => {
-    const { owner } = await academy(service)
+    const { owner } = await academy(app.current)
     const search = 'Kim Minji 010-9876-5432 fees overdue'
-    const response = await service.inject({
+    const response = await app.current.inject({
       method: 'GET',
       url: `/v1/sms/history?size=5&q=${encodeURIComponent(search)}`,
       headers: { ...owner.headers, 'x-request-id': 'search-log-1' },
@@ -36,7 +31,7 @@ describe('request logs and query strings', () => {
   it('never carry a credential sent in a query string, whatever the route answers', async () => {
     const secrets = { token: 'tok-4411-secret', access_token: 'acc-5522-secret', password: 'pw-6633-secret', Refresh_Token: 'ref-7744-secret' }
     const query = Object.entries(secrets).map(([key, value]) => `${key}=${value}`).join('&')
-    await service.inject({ method: 'GET', url: `/v1/me?${query}&page=2`, headers: { 'x-request-id': 'credential-log-1' } })
+    await app.current.inject({ method: 'GET', url: `/v1/me?${query}&page=2`, headers: { 'x-request-id': 'credential-log-1' } })
     const text = logged('credential-log-1')
     expect(text).toContain('/v1/me?token=[redacted]&access_token=[redacted]&password=[redacted]&Refresh_Token=[redacted]&page=2')
     for (const secret of Object.values(secrets)) expect(text).not.toContain(secret)

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { expectProblem, login, uniqueAddress, type Response } from '../support/auth-fixtures.js'
 import { configProblems } from '../support/config-problems.js'
 import { owner, unique } from '../support/fixtures.js'
-import { buildAppWith } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { inOneRateWindow } from '../support/rate-window.js'
 
 const LIMIT = 3
@@ -19,17 +19,12 @@ const expectRefusedForBudget = (response: Response) => expectProblem(response, 4
 
 /** For the describe's tests: the app with a route that echoes what the service takes for the client address. */
 function useAppWithEcho(trustProxy: string): { current: FastifyInstance } {
-  const holder = {} as { current: FastifyInstance }
-  beforeAll(async () => {
-    holder.current = await buildAppWith(
-      async (test) => {
-        test.get('/test/ip', { config: { access: 'public' } }, async (request) => ({ ip: request.ip }))
-      },
-      { SVC_TRUST_PROXY: trustProxy, SVC_LOGIN_IP_PER_MINUTE: String(LIMIT) },
-    )
+  return useTestApp({
+    extend: async (test) => {
+      test.get('/test/ip', { config: { access: 'public' } }, async (request) => ({ ip: request.ip }))
+    },
+    env: { SVC_TRUST_PROXY: trustProxy, SVC_LOGIN_IP_PER_MINUTE: String(LIMIT) },
   })
-  afterAll(() => holder.current?.close())
-  return holder
 }
 
 describe('SVC_TRUST_PROXY as a hop count', () => {
