@@ -1,6 +1,5 @@
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildAppLoggingTo, testEnv } from '../support/helper.js'
+import { useTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 import {
   completedMessage,
@@ -24,35 +23,36 @@ const DOCUMENTED_DELAYS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000]
 // captured, to find the give-up line and to prove no line carries the signing secret.
 describe('webhook delivery to a receiver that always fails', () => {
   let iso: IsolatedDatabase
-  let app: FastifyInstance
   let receiver: Receiver
   const lines: string[] = []
 
   beforeAll(async () => {
     iso = await isolatedDatabase()
     receiver = await startReceiver([500])
-    const env = testEnv({ DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'off', SVC_WEBHOOK_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'trace' })
-    app = await buildAppLoggingTo(env, (line) => lines.push(line))
   })
+  // After hooks run in reverse: the app closes before its receiver and its database go.
   afterAll(async () => {
-    await app?.close()
     await receiver?.close()
     await iso?.drop()
   })
+  const service = useTestApp(() => ({
+    env: { DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'off', SVC_WEBHOOK_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'trace' },
+    onLine: (line) => lines.push(line),
+  }))
 
   it('retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then gives up after the 8th attempt, logged and counted', async () => {
-    const academy = await isolatedAcademy(app, iso.owner)
-    const secret = await putEndpoint(app, academy, receiver.url)
-    await completedMessage(app, iso.owner, academy)
+    const academy = await isolatedAcademy(service.current, iso.owner)
+    const secret = await putEndpoint(service.current, academy, receiver.url)
+    await completedMessage(service.current, iso.owner, academy)
     const [created] = await eventRows(iso.owner, academy.tenantId)
     const eventId = created!.id
-    const failedBefore = await metric(app, deliveries('failed'))
-    const givenUpBefore = await metric(app, deliveries('given_up'))
+    const failedBefore = await metric(service.current, deliveries('failed'))
+    const givenUpBefore = await metric(service.current, deliveries('given_up'))
 
     for (const [index, delay] of DOCUMENTED_DELAYS.entries()) {
       if (index > 0) await makeDue(iso.owner, eventId)
       const started = Date.now()
-      expect(await app.webhooks.deliverer.runOnce()).toBe(1)
+      expect(await service.current.webhooks.deliverer.runOnce()).toBe(1)
       const ended = Date.now()
       const row = await eventRow(iso.owner, eventId)
       expect(row).toMatchObject({ attempts: index + 1, deliveredAt: null, givenUpAt: null, lastError: 'HTTP 500' })
@@ -62,20 +62,20 @@ describe('webhook delivery to a receiver that always fails', () => {
     expect(lines.some((line) => line.includes('webhook event given up'))).toBe(false)
 
     await makeDue(iso.owner, eventId)
-    expect(await app.webhooks.deliverer.runOnce()).toBe(1)
+    expect(await service.current.webhooks.deliverer.runOnce()).toBe(1)
     const last = await eventRow(iso.owner, eventId)
     expect(last).toMatchObject({ attempts: 8, deliveredAt: null, lastError: 'HTTP 500', claimToken: null })
     expect(last.givenUpAt).toBeInstanceOf(Date)
 
     // Given up: never claimed again, even once due.
     await makeDue(iso.owner, eventId)
-    expect(await app.webhooks.deliverer.runOnce()).toBe(0)
+    expect(await service.current.webhooks.deliverer.runOnce()).toBe(0)
     expect(receiver.requests).toHaveLength(8)
     for (const request of receiver.requests) expect(verified(secret, request).type).toBe('sms.message.completed')
     expect(new Set(receiver.requests.map((request) => request.headers['webhook-id'])).size).toBe(1)
 
-    expect(await metric(app, deliveries('failed'))).toBe(failedBefore + 7)
-    expect(await metric(app, deliveries('given_up'))).toBe(givenUpBefore + 1)
+    expect(await metric(service.current, deliveries('failed'))).toBe(failedBefore + 7)
+    expect(await metric(service.current, deliveries('given_up'))).toBe(givenUpBefore + 1)
     const givenUp = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'webhook event given up')
     expect(givenUp).toHaveLength(1)
     expect(givenUp[0]).toMatchObject({ level: 40, tenantId: academy.tenantId, eventId, attempts: 8, error: 'HTTP 500' })

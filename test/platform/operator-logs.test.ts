@@ -1,10 +1,9 @@
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { prettyLogs } from '../../lib/http/server-options.js'
 import { registerOwner } from '../support/auth-fixtures.js'
 import { insertPendingMessage, insertTenantAndSender } from '../support/dispatch-fixtures.js'
 import { providerSecretHeader } from '../support/fakes/extsms-server.js'
-import { buildAppLoggingTo, testEnv as envFor } from '../support/helper.js'
+import { testEnv as envFor, useTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 
 const WEBHOOK_TOKEN = 'logs-webhook-token'
@@ -12,30 +11,31 @@ type Line = Record<string, unknown>
 
 describe('log lines an operator reads', () => {
   let iso: IsolatedDatabase
-  let service: FastifyInstance
   const lines: Line[] = []
 
   beforeAll(async () => {
     iso = await isolatedDatabase()
-    const env = envFor({ LOG_LEVEL: 'info', DATABASE_URL: iso.url, SVC_SMS_EXTSMS_WEBHOOK_TOKEN: WEBHOOK_TOKEN })
-    service = await buildAppLoggingTo(env, (line) => lines.push(JSON.parse(line) as Line))
   })
+  // After hooks run in reverse: the app closes before its database goes.
   afterAll(async () => {
-    await service.close()
-    await iso.drop()
+    await iso?.drop()
   })
+  const app = useTestApp(() => ({
+    env: { LOG_LEVEL: 'info', DATABASE_URL: iso.url, SVC_SMS_EXTSMS_WEBHOOK_TOKEN: WEBHOOK_TOKEN },
+    onLine: (line) => lines.push(JSON.parse(line) as Line),
+  }))
 
   it('keeps probe requests out of the info log', async () => {
     for (const url of ['/actuator/health', '/actuator/health/liveness', '/actuator/health/readiness', '/metrics']) {
-      const response = await service.inject({ method: 'GET', url, headers: { 'x-request-id': `probe-${url}` } })
+      const response = await app.current.inject({ method: 'GET', url, headers: { 'x-request-id': `probe-${url}` } })
       expect(response.statusCode).toBe(200)
     }
     expect(lines.filter((line) => String(line.reqId).startsWith('probe-')).map((line) => line.reqId)).toEqual([])
   })
 
   it('puts the tenant and the user on the request-completed line of an authenticated request', async () => {
-    const owner = await registerOwner(service)
-    await service.inject({ method: 'GET', url: '/v1/me', headers: { ...owner.bearer, 'x-request-id': 'whose-request' } })
+    const owner = await registerOwner(app.current)
+    await app.current.inject({ method: 'GET', url: '/v1/me', headers: { ...owner.bearer, 'x-request-id': 'whose-request' } })
     const completed = lines.find((line) => line.reqId === 'whose-request' && line.msg === 'request completed')
     expect(completed).toMatchObject({ tenantId: owner.user!.tenantId, userId: owner.user!.id })
   })
@@ -44,17 +44,17 @@ describe('log lines an operator reads', () => {
     const tenant = await insertTenantAndSender(iso.owner)
     await insertPendingMessage(iso.owner, tenant)
     await insertPendingMessage(iso.owner, tenant)
-    expect(await service.dispatcher.runOnce()).toBe(2)
+    expect(await app.current.dispatcher.runOnce()).toBe(2)
     const batches = lines.filter((line) => line.msg === 'dispatch batch')
     expect(batches).toHaveLength(1)
     expect(batches[0]).toMatchObject({ level: 30, claimed: 2, sent: 2, failed: 0 })
     // A pass that found nothing says nothing at info.
-    await service.dispatcher.runOnce()
+    await app.current.dispatcher.runOnce()
     expect(lines.filter((line) => line.msg === 'dispatch batch')).toHaveLength(1)
   })
 
   it('writes one line per webhook call with the processed and ignored counts', async () => {
-    await service.inject({
+    await app.current.inject({
       method: 'POST',
       url: '/v1/sms/solapi/webhook',
       headers: { 'x-provider-secret': providerSecretHeader(WEBHOOK_TOKEN), 'x-request-id': 'webhook-call' },
