@@ -415,13 +415,13 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
       if (!response.writableEnded) response.destroy()
       return 0
     }
+    if (current && 'timeoutMs' in current && !(await hold(response, current.timeoutMs))) return 0
     const channel = kind === 'channels' ? kakaoChannels.get(id) : undefined
     const template = kind === 'templates' ? kakaoTemplates.get(id) : undefined
     if (!channel && !template) {
       send(response, 404, { errorCode: 'NotFound', errorMessage: `no ${kind === 'channels' ? 'channel' : 'template'} ${id}` })
       return 404
     }
-    if (current && 'timeoutMs' in current && !(await hold(response, current.timeoutMs))) return 0
     send(response, 200, channel ? kakaoChannelObject(channel, now()) : kakaoTemplateObject(template!, now()))
     return 200
   }
