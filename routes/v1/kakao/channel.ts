@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { deleteKakaoChannel, findKakaoChannel, saveKakaoChannel } from '../../../db/repos/kakao/kakao-channels.js'
+import type { KakaoChannel as ProviderChannel } from '../../../lib/dispatch/providers/kakao-reads.js'
 import { routeProof } from '../../../lib/http/route-proof.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
 import { channelFromProvider, channelMissing } from '../../../lib/kakao/provider-refusals.js'
@@ -11,9 +12,8 @@ const errors = { 401: ProblemSchema, 403: ProblemSchema }
 // The academy's Kakao business channel (docs/api.md#linking-the-channel): linked by the OWNER, seen by all staff.
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   // The provider is read before the request transaction opens, holding no pooled connection while it answers.
-  const providerChannel = routeProof<PutKakaoChannelBody, Awaited<ReturnType<typeof channelFromProvider>>>(
-    'kakao-channel',
-    (request) => channelFromProvider(app.kakao, request.body.pfId, request.log),
+  const providerChannel = routeProof<PutKakaoChannelBody, ProviderChannel>('kakao-channel', (request) =>
+    channelFromProvider(app.kakao, request.body.pfId, request.log),
   )
 
   app.get(
