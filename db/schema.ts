@@ -530,6 +530,34 @@ export interface WebhookEventsTable {
   createdAt: Generated<Date>
 }
 
+export type KakaoTemplateStatus = 'PENDING' | 'INSPECTING' | 'APPROVED' | 'REJECTED'
+
+/** At most one per tenant: its Kakao business channel, as the provider described it when linked (lib/kakao; RLS). */
+export interface KakaoChannelsTable {
+  tenantId: number
+  /** The provider's channelId. */
+  pfId: string
+  searchId: string
+  linkedAt: DefaultedTimestamp
+  updatedAt: DefaultedTimestamp
+}
+
+/** A template imported from the provider, refreshed on demand (lib/kakao; RLS). */
+export interface KakaoTemplatesTable {
+  tenantId: number
+  id: Generated<number>
+  providerTemplateId: string
+  name: string
+  content: string
+  /** The names inside `#{...}` of content, in order of first use. */
+  variables: string[]
+  /** As the provider gave them; written as JSON text. */
+  buttons: ColumnType<unknown[], string | undefined, string>
+  status: KakaoTemplateStatus
+  refreshedAt: DefaultedTimestamp
+  createdAt: Generated<Date>
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -570,4 +598,6 @@ export interface DB {
   smsAdvertisingSettings: SmsAdvertisingSettingsTable
   webhookEndpoints: WebhookEndpointsTable
   webhookEvents: WebhookEventsTable
+  kakaoChannels: KakaoChannelsTable
+  kakaoTemplates: KakaoTemplatesTable
 }

@@ -12,6 +12,8 @@ export type AuditTargetType =
   | 'OPT_OUT'
   | 'ADVERTISING_SETTINGS'
   | 'WEBHOOK_ENDPOINT'
+  | 'KAKAO_CHANNEL'
+  | 'KAKAO_TEMPLATE'
 
 /** Every event type the log records, with its target type. Adding a type here is what makes it readable and filterable. */
 export const TARGET_OF = {
@@ -42,6 +44,10 @@ export const TARGET_OF = {
   OPT_OUT_REMOVED: 'OPT_OUT',
   ADVERTISING_SETTINGS_CHANGED: 'ADVERTISING_SETTINGS',
   WEBHOOK_ENDPOINT_CHANGED: 'WEBHOOK_ENDPOINT',
+  KAKAO_CHANNEL_LINKED: 'KAKAO_CHANNEL',
+  KAKAO_CHANNEL_UNLINKED: 'KAKAO_CHANNEL',
+  KAKAO_TEMPLATE_IMPORTED: 'KAKAO_TEMPLATE',
+  KAKAO_TEMPLATE_REMOVED: 'KAKAO_TEMPLATE',
 } as const satisfies Record<string, AuditTargetType>
 
 export type AuditEventType = keyof typeof TARGET_OF

@@ -46,6 +46,7 @@ export default fp(
           { name: 'sessions', description: "The signed-in user's sessions (devices)" },
           { name: 'sms', description: 'Sends, history, recipient groups and the sender number' },
           { name: 'sms-templates', description: 'Reusable message templates' },
+          { name: 'kakao', description: "KakaoTalk notices (AlimTalk): the academy's Kakao channel and the templates imported from the provider" },
           { name: 'audit', description: "The academy's audit log: who did what, and when" },
           { name: 'events', description: "Delivery events pushed to the academy's own endpoint, signed (Standard Webhooks)" },
           { name: 'internal', description: 'Signed operations calls (HMAC headers), not for end users' },

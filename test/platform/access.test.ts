@@ -111,6 +111,14 @@ describe('access plugin', () => {
         'POST /v1/sms/opt-outs': '{"roles":["OWNER","MANAGER"]}',
         'DELETE /v1/sms/opt-outs/:phone': '{"roles":["OWNER","MANAGER"]}',
         'POST /v1/sms/solapi/webhook': '"provider-callback"',
+        'GET /v1/kakao/channel': '"staff"',
+        'PUT /v1/kakao/channel': '"owner"',
+        'DELETE /v1/kakao/channel': '"owner"',
+        'GET /v1/kakao/templates': '"staff"',
+        'POST /v1/kakao/templates': '{"roles":["OWNER","MANAGER"]}',
+        'GET /v1/kakao/templates/:id': '"staff"',
+        'POST /v1/kakao/templates/:id/refresh': '{"roles":["OWNER","MANAGER"]}',
+        'DELETE /v1/kakao/templates/:id': '{"roles":["OWNER","MANAGER"]}',
       })
     })
   })

@@ -25,7 +25,7 @@ export interface ExtSmsOptions {
 
 type Answer = { status: number; text: string } | CallFailure
 
-function describeFailure(error: unknown, timeoutMs: number): string {
+export function describeFailure(error: unknown, timeoutMs: number): string {
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return `no answer from the provider within ${timeoutMs} ms`
   }

@@ -1,7 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Env } from '../../env.js'
+import { createExtSmsKakaoReads } from './extsms-kakao.js'
 import { createExtSmsProvider } from './extsms.js'
+import type { KakaoReads } from './kakao-reads.js'
 import { createMockProvider } from './mock.js'
+import { createMockKakaoReads } from './mock-kakao.js'
 import type { SmsProvider } from './provider.js'
 
 /**
@@ -14,6 +17,17 @@ export function createProvider(env: Env, log: FastifyBaseLogger): SmsProvider {
     return createMockProvider(env.NODE_ENV === 'development' ? { revealSystemTextTo: log } : {})
   }
   return createExtSmsProvider({
+    apiKey: env.SVC_SMS_EXTSMS_API_KEY!,
+    apiSecret: env.SVC_SMS_EXTSMS_API_SECRET!,
+    baseUrl: env.SVC_SMS_EXTSMS_BASE_URL!,
+    timeoutMs: env.SVC_SMS_PROVIDER_TIMEOUT_MS,
+  })
+}
+
+/** The configured provider's Kakao reads (docs/provider.md#kakao-reads). */
+export function createKakaoReads(env: Env): KakaoReads {
+  if (env.SVC_SMS_PROVIDER === 'mock') return createMockKakaoReads()
+  return createExtSmsKakaoReads({
     apiKey: env.SVC_SMS_EXTSMS_API_KEY!,
     apiSecret: env.SVC_SMS_EXTSMS_API_SECRET!,
     baseUrl: env.SVC_SMS_EXTSMS_BASE_URL!,

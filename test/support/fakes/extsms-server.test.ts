@@ -126,6 +126,19 @@ describe('fake extsms server', () => {
     expect(fake.groups.size).toBe(0)
   })
 
+  it('serves the Kakao channels and templates a test registered, signed like every call, and 404 for others', async () => {
+    fake.kakao.addChannel('KA01PF-ONE', '@one')
+    fake.kakao.putTemplate({ templateId: 'KA01TP-ONE', channelId: 'KA01PF-ONE', name: 'n', content: '#{a} #{b} #{a}', status: 'APPROVED' })
+    expect(await call('GET', '/kakao/v2/channels/KA01PF-ONE')).toMatchObject({ status: 200, body: { channelId: 'KA01PF-ONE', searchId: '@one' } })
+    const template = await call('GET', '/kakao/v2/templates/KA01TP-ONE')
+    expect(template).toMatchObject({ status: 200, body: { templateId: 'KA01TP-ONE', channelId: 'KA01PF-ONE', status: 'APPROVED' } })
+    expect(template.body.variables).toEqual([{ name: '#{a}' }, { name: '#{b}' }])
+    expect(template.body).not.toHaveProperty('buttons')
+    expect((await call('GET', '/kakao/v2/channels/KA01PF-TWO')).status).toBe(404)
+    expect((await call('GET', '/kakao/v2/templates/KA01TP-TWO')).status).toBe(404)
+    expect(await call('GET', '/kakao/v2/channels/KA01PF-ONE', undefined, '')).toMatchObject({ status: 403, body: { errorCode: 'InvalidAPIKey' } })
+  })
+
   it('rejects a reused signature', async () => {
     const header = sign()
 

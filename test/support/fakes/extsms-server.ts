@@ -37,7 +37,8 @@ export interface FakeRequest {
   headers: IncomingHttpHeaders
 }
 
-export type FakePhase = 'create' | 'add' | 'send' | 'read'
+/** `kakao`: the Kakao reads (a channel, a template). */
+export type FakePhase = 'create' | 'add' | 'send' | 'read' | 'kakao'
 
 /** `status` 0: the client gave up (or died) before a held answer was sent. */
 export interface FakeCall {
@@ -69,8 +70,26 @@ export interface FakeGroup {
   messages: FakeSentMessage[]
 }
 
+/** A template as the provider keeps it (docs/provider.md#kakao-reads); `buttons` absent: none. */
+export interface FakeKakaoTemplate {
+  templateId: string
+  channelId: string
+  name: string
+  content: string
+  status: 'PENDING' | 'INSPECTING' | 'APPROVED' | 'REJECTED'
+  buttons?: unknown[]
+}
+
+/** The account's Kakao channels and templates, which a test registers; anything else answers 404. */
+export interface FakeKakao {
+  addChannel(pfId: string, searchId?: string): void
+  /** Adds the template, or replaces the one of the same templateId (a status that changed at inspection). */
+  putTemplate(template: FakeKakaoTemplate): void
+}
+
 export interface FakeExtSms {
   url: string
+  kakao: FakeKakao
   /** Every add call answered 200, in order. */
   requests: FakeRequest[]
   /** Every taken message of every group that was sent, in order: what went out to the guardians. */
@@ -100,6 +119,7 @@ export interface FakeExtSmsOptions {
 }
 
 const GROUPS_PATH = '/messages/v4/groups'
+const KAKAO_PATH = /^\/kakao\/v2\/(channels|templates)\/([^/]+)$/
 const MAX_MESSAGES = 10_000
 const MAX_BODY_BYTES = 64 * 1024 * 1024
 const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'
@@ -243,6 +263,29 @@ function routeOf(method: string, url: URL): { phase: FakePhase; groupId: string 
   return null
 }
 
+/** The SDK's shape of a channel and a template, fields the service does not read included. */
+function kakaoChannelObject(channel: { pfId: string; searchId: string }, at: Date) {
+  const date = at.toISOString()
+  return { channelId: channel.pfId, searchId: channel.searchId, accountId: ACCOUNT_ID, phoneNumber: '0212345678', sharedAccountIds: [], dateCreated: date, dateUpdated: date }
+}
+
+function kakaoTemplateObject(template: FakeKakaoTemplate, at: Date) {
+  const date = at.toISOString()
+  const variables = Array.from(new Set(Array.from(template.content.matchAll(/#\{([^{}]+)\}/g), (match) => `#{${match[1]}}`)), (name) => ({ name }))
+  const { buttons, ...rest } = template
+  return {
+    ...rest,
+    ...(buttons === undefined ? {} : { buttons }),
+    variables,
+    messageType: 'BA',
+    emphasizeType: 'NONE',
+    securityFlag: false,
+    accountId: ACCOUNT_ID,
+    dateCreated: date,
+    dateUpdated: date,
+  }
+}
+
 function parseAddBody(text: string): { raw: unknown; messages: FakeIncomingMessage[] } | { status: number; errorCode: string; errorMessage: string } {
   try {
     const raw = JSON.parse(text) as unknown
@@ -267,6 +310,8 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
   const calls: FakeCall[] = []
   const received: FakeRequest[] = []
   const groups = new Map<string, FakeGroup>()
+  const kakaoChannels = new Map<string, { pfId: string; searchId: string }>()
+  const kakaoTemplates = new Map<string, FakeKakaoTemplate>()
   const arrivals = new Map<FakePhase, Array<(call: FakeCall) => void>>()
   // Held answers, woken early by close() so no handler outlives the server.
   const sleepers = new Set<() => void>()
@@ -346,9 +391,46 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
     }
   }
 
+  async function handleKakao(
+    request: IncomingMessage,
+    response: ServerResponse,
+    call: FakeCall,
+    kind: 'channels' | 'templates',
+    id: string,
+  ): Promise<number> {
+    call.phase = 'kakao'
+    const authFailure = auth.check(request.headers.authorization)
+    if (authFailure !== null) {
+      send(response, 403, { errorCode: authFailure, errorMessage: 'authentication failed' })
+      return 403
+    }
+    for (const listener of arrivals.get('kakao')?.splice(0) ?? []) listener(call)
+    const current = takeFault('kakao')
+    if (current && 'status' in current) {
+      send(response, current.status, { errorCode: current.errorCode ?? ERROR_CODES[current.status] ?? 'ServerError', errorMessage: current.errorMessage ?? 'injected failure' })
+      return current.status
+    }
+    if (current && 'hang' in current) {
+      await hold(response, null)
+      if (!response.writableEnded) response.destroy()
+      return 0
+    }
+    if (current && 'timeoutMs' in current && !(await hold(response, current.timeoutMs))) return 0
+    const channel = kind === 'channels' ? kakaoChannels.get(id) : undefined
+    const template = kind === 'templates' ? kakaoTemplates.get(id) : undefined
+    if (!channel && !template) {
+      send(response, 404, { errorCode: 'NotFound', errorMessage: `no ${kind === 'channels' ? 'channel' : 'template'} ${id}` })
+      return 404
+    }
+    send(response, 200, channel ? kakaoChannelObject(channel, now()) : kakaoTemplateObject(template!, now()))
+    return 200
+  }
+
   async function handle(request: IncomingMessage, response: ServerResponse, call: FakeCall): Promise<number> {
     const text = await readBody(request)
     const url = new URL(request.url ?? '/', 'http://fake')
+    const kakao = request.method === 'GET' ? KAKAO_PATH.exec(url.pathname) : null
+    if (kakao) return handleKakao(request, response, call, kakao[1] as 'channels' | 'templates', decodeURIComponent(kakao[2]!))
     const route = routeOf(request.method ?? '', url)
     if (route === null) {
       send(response, 404, { errorCode: 'NotFound', errorMessage: `no route ${request.method} ${url.pathname}` })
@@ -426,6 +508,14 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
 
   return {
     url: `http://127.0.0.1:${port}`,
+    kakao: {
+      addChannel(pfId, searchId = `@${pfId.toLowerCase()}`) {
+        kakaoChannels.set(pfId, { pfId, searchId })
+      },
+      putTemplate(template) {
+        kakaoTemplates.set(template.templateId, structuredClone(template))
+      },
+    },
     requests,
     sentMessages,
     calls,
