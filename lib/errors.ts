@@ -128,25 +128,35 @@ export const ERROR_CATALOG = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOG
 
+/**
+ * The codes some routes answer with another status than the catalog's, and which: a send without a linked Kakao
+ * channel is a conflict with the academy's state (409), where reading the channel finds nothing (404). A throw
+ * picks one with `extra.status`, and the route lists it in `schema.problemStatuses`.
+ */
+export const OTHER_STATUSES = { KAKAO_CHANNEL_NOT_FOUND: [409] } as const satisfies { [C in ErrorCode]?: readonly number[] }
+
+/** The statuses `code` may be answered with besides its catalog one (never, for most codes). */
+export type OtherStatus<C extends ErrorCode> = C extends keyof typeof OTHER_STATUSES ? (typeof OTHER_STATUSES)[C][number] : never
+
 export interface FieldError {
   field: string
   message: string
 }
 
-export class AppError extends Error {
+export class AppError<C extends ErrorCode = ErrorCode> extends Error {
   readonly status: number
   readonly title: string
   readonly detail: string
 
   constructor(
-    readonly code: ErrorCode,
+    readonly code: C,
     detail?: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; status?: OtherStatus<C> } = {},
   ) {
     const [status, title, defaultDetail] = ERROR_CATALOG[code]
     super(detail ?? defaultDetail)
     this.name = 'AppError'
-    this.status = status
+    this.status = extra.status ?? status
     this.title = title
     this.detail = detail ?? defaultDetail
   }
