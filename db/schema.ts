@@ -201,6 +201,9 @@ export interface RecipientGroupMembersTable extends StoredRecipient {
 }
 
 export type SmsStatus = 'PENDING' | 'DISPATCHED' | 'SENT' | 'FAILED' | 'PARTIAL' | 'CANCELLED'
+export type SmsChannel = 'SMS' | 'ALIMTALK'
+export type AlimtalkFallback = 'SMS' | 'NONE'
+export type DeliveredVia = 'ALIMTALK' | 'SMS' | 'LMS'
 export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT'
 
 /** An advertisement is framed, kept out of the quiet hours and off the opt-out list (lib/advertising/advertising.ts). */
@@ -259,6 +262,16 @@ export interface SmsMessagesTable {
   adOptOutNumber: string | null
   /** Recipients on the opt-out list: in recipientCount, never in estimatedSegments or totalPrice. */
   optedOutCount: Generated<number>
+  channel: ColumnType<SmsChannel, SmsChannel | undefined, SmsChannel>
+  /** ALIMTALK only (null for SMS): what the provider does when AlimTalk fails. */
+  fallback: AlimtalkFallback | null
+  /** The tenant's imported template (kakao_templates.id); no foreign key, so deleting the template keeps history. */
+  kakaoTemplateId: number | null
+  /** Frozen at acceptance: the channel and provider template the hand-over sends. */
+  kakaoPfId: string | null
+  kakaoProviderTemplateId: string | null
+  /** The request-wide `variables` of an AlimTalk send; written as JSON text. */
+  kakaoVariables: ColumnType<Record<string, string> | null, string | null | undefined, string | null>
 }
 
 export interface SmsRecipientsTable extends StoredRecipient {
@@ -273,6 +286,10 @@ export interface SmsRecipientsTable extends StoredRecipient {
   providerStatusMessage: string | null
   reportedAt: NullableTimestamp
   updatedAt: DefaultedTimestamp
+  /** An AlimTalk recipient's own values, name and className defaults applied; written as JSON text. */
+  variables: ColumnType<Record<string, string> | null, string | null | undefined, string | null>
+  /** How the provider reported it delivered: ALIMTALK, or SMS/LMS by the fallback; null until known. */
+  deliveredVia: DeliveredVia | null
 }
 
 /** Recipients accepted per tenant and local day of SVC_TIME_ZONE (docs/api.md#daily-quota); cancelling gives them back. */

@@ -89,6 +89,8 @@ export const EnvSchema = Type.Object({
   SVC_SMS_RETRY_BASE_SECONDS: Int(30, 1, 3600),
   SVC_SMS_PRICE_SMS: Int(20, 0, 100_000),
   SVC_SMS_PRICE_LMS: Int(50, 0, 100_000),
+  // A KakaoTalk notice (AlimTalk) per recipient at acceptance (docs/api.md#sending-alimtalk).
+  SVC_SMS_PRICE_ALIMTALK: Int(13, 0, 100_000),
   // The tenant-facing calendar (IANA name): the day of the daily quota, the usage days, quiet hours.
   SVC_TIME_ZONE: Type.String({ default: DEFAULT_TIME_ZONE, minLength: 1 }),
   // Delivery events to the tenants' endpoints (docs/api.md#events): the time limit of one attempt, deliveries in

@@ -111,6 +111,9 @@ export const ERROR_CATALOG = {
   KAKAO_CHANNEL_UNKNOWN: [409, 'Kakao channel unknown', 'The provider has no Kakao channel with that pfId.'],
   KAKAO_TEMPLATE_NOT_FOUND: [404, 'Kakao template not found', 'No such Kakao template.'],
   KAKAO_TEMPLATE_UNKNOWN: [409, 'Kakao template unknown', "The provider has no such template of the academy's Kakao channel."],
+  KAKAO_TEMPLATE_NOT_APPROVED: [409, 'Kakao template not approved', 'Only a template the provider APPROVED can be sent; refresh it once it is.'],
+  KAKAO_VARIABLES_MISSING: [400, 'Kakao template variables missing', 'A variable of the Kakao template has no value for some recipient.'],
+  ALIMTALK_NOT_FOR_ADVERTISING: [400, 'AlimTalk not for advertising', 'AlimTalk carries informational notices only; send advertisements as SMS.'],
   APPROVAL_STATUS_INVALID: [400, 'Approval status invalid', 'registrationStatus must be APPROVED or REJECTED.'],
   REJECTION_REASON_REQUIRED: [400, 'Rejection reason required', 'REJECTED needs a non-blank rejectionReason.'],
   TENANT_NOT_FOUND: [404, 'Tenant not found', 'No tenant has that slug.'],
@@ -128,25 +131,35 @@ export const ERROR_CATALOG = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOG
 
+/**
+ * The codes some routes answer with another status than the catalog's, and which: a send without a linked Kakao
+ * channel is a conflict with the academy's state (409), where reading the channel finds nothing (404). A throw
+ * picks one with `extra.status`, and the route lists it in `schema.problemStatuses`.
+ */
+export const OTHER_STATUSES = { KAKAO_CHANNEL_NOT_FOUND: [409] } as const satisfies { [C in ErrorCode]?: readonly number[] }
+
+/** The statuses `code` may be answered with besides its catalog one (never, for most codes). */
+export type OtherStatus<C extends ErrorCode> = C extends keyof typeof OTHER_STATUSES ? (typeof OTHER_STATUSES)[C][number] : never
+
 export interface FieldError {
   field: string
   message: string
 }
 
-export class AppError extends Error {
+export class AppError<C extends ErrorCode = ErrorCode> extends Error {
   readonly status: number
   readonly title: string
   readonly detail: string
 
   constructor(
-    readonly code: ErrorCode,
+    readonly code: C,
     detail?: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; status?: OtherStatus<C> } = {},
   ) {
     const [status, title, defaultDetail] = ERROR_CATALOG[code]
     super(detail ?? defaultDetail)
     this.name = 'AppError'
-    this.status = status
+    this.status = extra.status ?? status
     this.title = title
     this.detail = detail ?? defaultDetail
   }

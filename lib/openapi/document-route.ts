@@ -3,7 +3,7 @@ import type { FastifySchema } from 'fastify'
 import { STATUS_CODES } from 'node:http'
 import { policyOf, type AccessPolicy, type Credential } from '../http/access.js'
 import { PROBLEM_SCHEMA_ID } from '../http/problem-schema.js'
-import { problemCodesOf } from './problem-codes.js'
+import { problemCodesOf, problemStatusOf } from './problem-codes.js'
 import { PROBLEM_MEDIA_TYPE, problemResponses } from './problem-responses.js'
 import { documentedHeaders, documentedParams, documentedQuery } from './request-inputs.js'
 import { sharedHeader, tokenCookiesHeader } from './response-headers.js'
@@ -60,7 +60,7 @@ function documentResponses(route: Parameters<SwaggerTransform>[0]['route'], decl
   }
   const responses: Schema = {}
   const codes = problemCodesOf({ method: route.method, url: route.url, config, schema: declared })
-  const problems = problemResponses(codes) as Record<string, Schema>
+  const problems = problemResponses(codes, (code) => problemStatusOf({ schema: declared }, code)) as Record<string, Schema>
   for (const [status, schema] of Object.entries((declared.response ?? {}) as Record<string, Schema>)) {
     // Declared Problem bodies only pick serialisers; which problems a route answers is derived (problem-codes.ts).
     if (isProblemSchema(schema)) continue
@@ -89,7 +89,7 @@ const COOKIE_SECURITY: Partial<Record<Credential, Schema[]>> = {
 
 export const documentRoute: SwaggerTransform = ({ schema, url, route }) => {
   const declared = (schema ?? {}) as FastifySchema
-  const { problems: _problems, setsCookies: _cookies, ...operation } = declared
+  const { problems: _problems, problemStatuses: _statuses, setsCookies: _cookies, ...operation } = declared
   const policy = policyOf(route.config ?? {})
   const documented: Schema = { ...operation, response: documentResponses(route, declared) }
   if (declared.params) documented.params = documentedParams(declared.params)

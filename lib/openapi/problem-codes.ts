@@ -1,5 +1,5 @@
 import type { FastifyContextConfig, FastifySchema } from 'fastify'
-import type { ErrorCode } from '../errors.js'
+import { ERROR_CATALOG, type ErrorCode } from '../errors.js'
 import { policyOf } from '../http/access.js'
 import { ERROR_CODES } from '../http/problem-schema.js'
 
@@ -25,7 +25,7 @@ export function problemCodesOf(route: DocumentedRoute): ErrorCode[] {
   const schema = route.schema ?? {}
   const writes = [route.method].flat().some((method) => WRITE_METHODS.has(method))
   const policy = policyOf(config)
-  const codes = new Set<ErrorCode>(schema.problems ?? [])
+  const codes = new Set<ErrorCode>([...(schema.problems ?? []), ...(Object.keys(schema.problemStatuses ?? {}) as ErrorCode[])])
   const add = (...more: ErrorCode[]) => more.forEach((code) => codes.add(code))
 
   // plugins/platform/problem.ts hides anything unexpected; the database may be unreachable, and closing answers 503 to all
@@ -43,4 +43,9 @@ export function problemCodesOf(route: DocumentedRoute): ErrorCode[] {
   if (config.idempotency) add('IDEMPOTENCY_KEY_MISSING', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REQUEST_IN_PROGRESS')
 
   return ERROR_CODES.filter((code) => codes.has(code))
+}
+
+/** The status the route answers `code` with: the catalog's, unless the route names another (`schema.problemStatuses`). */
+export function problemStatusOf(route: Pick<DocumentedRoute, 'schema'>, code: ErrorCode): number {
+  return route.schema?.problemStatuses?.[code] ?? ERROR_CATALOG[code][0]
 }

@@ -18,14 +18,15 @@ const SENDS_RETRY_AFTER = new Set<ErrorCode>(['AUTH_018', 'RATE_LIMITED', 'OTP_R
 const EXAMPLE_REQUEST_ID = '0b5f6c1e-7d2a-4f43-9a51-2c8e0f9d3b17'
 
 /** The catalog's HTTP status of each code. */
-export const statusOf = (code: ErrorCode): number => ERROR_CATALOG[code][0]
+export const catalogStatusOf = (code: ErrorCode): number => ERROR_CATALOG[code][0]
 
 /**
- * One response per HTTP status among `codes`: the Problem body with `code` narrowed to the codes of that status (a
+ * One response per HTTP status among `codes` (each code at `statusOf` it: the catalog's, unless the route names
+ * another): the Problem body with `code` narrowed to the codes of that status (a
  * generated client gets their union as the error type), and each code's own body, rendered by the service's
  * renderer with its default detail, as a named example.
  */
-export function problemResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
+export function problemResponses(codes: readonly ErrorCode[], statusOf: (code: ErrorCode) => number = catalogStatusOf): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>()
   for (const code of codes) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code])
 
@@ -41,7 +42,10 @@ export function problemResponses(codes: readonly ErrorCode[]): Record<string, un
             allOf: [PROBLEM_REFERENCE, { type: 'object', required: ['code'], properties: { code: { type: 'string', enum: ofStatus } } }],
           },
           examples: Object.fromEntries(
-            ofStatus.map((code) => [code, { summary: ERROR_CATALOG[code][1], value: problemBody(new AppError(code), EXAMPLE_REQUEST_ID) }]),
+            ofStatus.map((code) => [
+              code,
+              { summary: ERROR_CATALOG[code][1], value: { ...problemBody(new AppError(code), EXAMPLE_REQUEST_ID), status } },
+            ]),
           ),
         },
       },

@@ -14,12 +14,14 @@ import type { Env } from '../env.js'
 import { AppError } from '../errors.js'
 import { frameText } from '../advertising/advertising.js'
 import { advertisingTerms, type AdvertisingTerms } from '../advertising/advertising-terms.js'
+import { alimtalkEstimate, personalise, type AlimtalkDraft } from '../kakao/alimtalk-send.js'
 import { assertRecipientCount, mergeRecipients } from './recipients.js'
-import { estimateMessage, inferRecipientType } from './sizing.js'
+import { estimateMessage, inferRecipientType, type MessageEstimate } from './sizing.js'
 
 export interface SendSettings {
   provider: Env['SVC_SMS_PROVIDER']
-  prices: { sms: number; lms: number }
+  /** KRW per recipient: SMS and LMS by size; an AlimTalk (SVC_SMS_PRICE_ALIMTALK) whatever its size. */
+  prices: { sms: number; lms: number; alimtalk: number }
   /** Recipients per tenant per local day (SVC_TIME_ZONE); limit 0 = unlimited. */
   dailyQuota: DailyQuota
   /** Recipients of one send, after merging, that may share a phone number. */
@@ -31,7 +33,7 @@ export interface SendSettings {
 export function sendSettings(env: Env, clock: Clock): SendSettings {
   return {
     provider: env.SVC_SMS_PROVIDER,
-    prices: { sms: env.SVC_SMS_PRICE_SMS, lms: env.SVC_SMS_PRICE_LMS },
+    prices: { sms: env.SVC_SMS_PRICE_SMS, lms: env.SVC_SMS_PRICE_LMS, alimtalk: env.SVC_SMS_PRICE_ALIMTALK },
     dailyQuota: { limit: env.SVC_SMS_TENANT_DAILY_RECIPIENTS, timeZone: env.SVC_TIME_ZONE },
     maxPerPhone: env.SVC_SMS_MAX_PER_PHONE,
     clock,
@@ -51,6 +53,8 @@ export interface MessageDraft {
   /** Fixed by the kind of send (class sends: GUARDIAN); otherwise inferred from the recipients' roles. */
   recipientType?: string
   purpose: SmsPurpose
+  /** An AlimTalk (lib/kakao/alimtalk-send.ts): `content` is then its Kakao template's, unrendered. */
+  alimtalk?: AlimtalkDraft | null
 }
 
 export interface CreatedMessage {
@@ -92,14 +96,21 @@ export async function createMessage(
   alongside?: (message: MessageRecord) => Promise<void>,
 ): Promise<CreatedMessage> {
   assertRecipientCount(draft.recipients.length)
-  const recipients = mergeRecipients(draft.content, draft.recipients, settings.maxPerPhone)
+  const alimtalk = draft.alimtalk ?? null
+  // An AlimTalk's recipients are told apart by their rendered texts, as an SMS's are (never an advertisement).
+  const personal = alimtalk
+    ? mergeRecipients(draft.content, personalise(draft.content, draft.recipients, alimtalk), settings.maxPerPhone, (recipient) => recipient.text)
+    : null
+  const recipients: readonly StoredRecipient[] = personal ?? mergeRecipients(draft.content, draft.recipients, settings.maxPerPhone)
   const terms: AdvertisingTerms | null =
     draft.purpose === 'ADVERTISEMENT'
       ? await advertisingTerms(trx, draft.tenantId, recipients, draft.scheduledAt ?? settings.clock(), settings.dailyQuota.timeZone)
       : null
   const optedOut = terms?.optedOut ?? new Set<string>()
   const sendable = optedOut.size === 0 ? recipients : recipients.filter((recipient) => !optedOut.has(recipient.phone))
-  const estimate = estimateMessage(draft.content, sendable, settings.prices, terms ? frameText(terms.frame) : '')
+  const estimate: MessageEstimate = personal
+    ? alimtalkEstimate(personal.map((recipient) => recipient.text), settings.prices.alimtalk)
+    : estimateMessage(draft.content, sendable, settings.prices, terms ? frameText(terms.frame) : '')
   if (draft.templateId !== null && !(await templateExists(trx, draft.templateId))) {
     throw new AppError('TEMPLATE_NOT_FOUND', `No template ${draft.templateId} in this tenant.`)
   }
@@ -125,8 +136,15 @@ export async function createMessage(
     adSenderName: terms?.frame.senderName ?? null,
     adOptOutNumber: terms?.frame.optOutNumber ?? null,
     optedOutCount: recipients.length - sendable.length,
+    channel: alimtalk ? 'ALIMTALK' : 'SMS',
+    fallback: alimtalk?.fallback ?? null,
+    kakaoTemplateId: alimtalk?.kakaoTemplateId ?? null,
+    kakaoPfId: alimtalk?.pfId ?? null,
+    kakaoProviderTemplateId: alimtalk?.providerTemplateId ?? null,
+    kakaoVariables: alimtalk?.variables ?? null,
   })
-  await insertRecipients(trx, draft.tenantId, message.id, recipients, optedOut)
+  const variables = personal?.map((recipient) => recipient.variables)
+  await insertRecipients(trx, draft.tenantId, message.id, recipients, optedOut, variables)
   await alongside?.(message)
   await reserveDailyRecipients(trx, draft.tenantId, sendable.length, settings.dailyQuota)
   return {
@@ -135,6 +153,7 @@ export async function createMessage(
       ...recipient,
       recipientIndex: index,
       deliveryStatus: optedOut.has(recipient.phone) ? ('OPTED_OUT' as const) : ('PENDING' as const),
+      deliveredVia: null,
     })),
   }
 }

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, NullableStringEnum, StringEnum } from '../http/response-types.js'
 import type { MessageRecord, RecipientRecord } from '../../db/repos/sms/sms-messages.js'
-import type { DeliveryStatus, SmsPurpose, SmsStatus, StoredRecipient } from '../../db/schema.js'
+import type { AlimtalkFallback, DeliveredVia, DeliveryStatus, SmsChannel, SmsPurpose, SmsStatus, StoredRecipient } from '../../db/schema.js'
 import { maskPhone } from './phone.js'
 
 const Time = Type.String({ format: 'date-time' })
@@ -12,12 +12,23 @@ const NullableInteger = Nullable(Type.Integer())
 export const SMS_STATUSES = ['PENDING', 'DISPATCHED', 'SENT', 'FAILED', 'PARTIAL', 'CANCELLED'] as const satisfies readonly SmsStatus[]
 const DELIVERY_STATUSES = ['PENDING', 'DISPATCHED', 'DELIVERED', 'FAILED', 'CANCELLED', 'OPTED_OUT'] as const satisfies readonly DeliveryStatus[]
 export const SMS_PURPOSES = ['INFORMATIONAL', 'ADVERTISEMENT'] as const satisfies readonly SmsPurpose[]
+export const SMS_CHANNELS = ['SMS', 'ALIMTALK'] as const satisfies readonly SmsChannel[]
+export const ALIMTALK_FALLBACKS = ['SMS', 'NONE'] as const satisfies readonly AlimtalkFallback[]
+const DELIVERED_VIA = ['ALIMTALK', 'SMS', 'LMS'] as const satisfies readonly DeliveredVia[]
 
 // The response mappers below assign the stored types to these enums, so a new stored value fails to compile here.
 const SmsStatusSchema = StringEnum(SMS_STATUSES, { $id: 'SmsStatus' })
 export const SmsPurposeSchema = StringEnum(SMS_PURPOSES, {
   $id: 'SmsPurpose',
   description: 'ADVERTISEMENT is framed with (광고), the academy name and the opt-out number, kept out of 21:00-08:00 and off the opt-out list (docs/api.md#advertising)',
+})
+export const SmsChannelSchema = StringEnum(SMS_CHANNELS, {
+  $id: 'SmsChannel',
+  description: 'ALIMTALK: a KakaoTalk notice from an imported template, falling back to SMS or LMS (docs/api.md#sending-alimtalk)',
+})
+const DeliveredViaSchema = NullableStringEnum(DELIVERED_VIA, {
+  $id: 'DeliveredVia',
+  description: 'How a delivered recipient got it: ALIMTALK, or SMS/LMS by the fallback; null until the provider reports it',
 })
 const DeliveryStatusSchema = NullableStringEnum(DELIVERY_STATUSES, {
   $id: 'DeliveryStatus',
@@ -31,6 +42,7 @@ const exampleRecipient = {
   className: null,
   recipientRole: null,
   deliveryStatus: 'PENDING',
+  deliveredVia: null,
 }
 const sentAtCreation = '2026-11-23T09:00:00.000Z'
 // README "Try it": the first send, as it answers before the mock provider settles it.
@@ -57,6 +69,9 @@ const exampleMessage = {
   failCount: 0,
   purpose: 'INFORMATIONAL',
   optedOutCount: 0,
+  channel: 'SMS',
+  fallback: null,
+  kakaoTemplateId: null,
   createdAt: sentAtCreation,
   updatedAt: sentAtCreation,
 }
@@ -72,6 +87,7 @@ export const RecipientResponseSchema = Type.Object({
   className: NullableString,
   recipientRole: NullableString,
   deliveryStatus: DeliveryStatusSchema,
+  deliveredVia: DeliveredViaSchema,
 }, { $id: 'SmsRecipient', examples: [exampleRecipient] })
 export type RecipientResponse = Static<typeof RecipientResponseSchema>
 
@@ -103,6 +119,9 @@ export const MessageResponseSchema = Type.Object({
   failCount: Type.Integer(),
   purpose: SmsPurposeSchema,
   optedOutCount: Type.Integer({ description: 'Recipients left out as OPTED_OUT: never sent, not priced, not in the quota' }),
+  channel: SmsChannelSchema,
+  fallback: NullableStringEnum(ALIMTALK_FALLBACKS, { description: 'ALIMTALK only (null for SMS): SMS or NONE' }),
+  kakaoTemplateId: Nullable(Type.Integer({ description: 'ALIMTALK only (null for SMS): the Kakao template sent' })),
   createdAt: Time,
   updatedAt: Time,
 }, { $id: 'SmsMessage', examples: [exampleMessage] })
@@ -110,7 +129,9 @@ export type MessageResponse = Static<typeof MessageResponseSchema>
 
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null
 
-export function toRecipientResponse(recipient: StoredRecipient & { deliveryStatus?: DeliveryStatus | null }): RecipientResponse {
+export function toRecipientResponse(
+  recipient: StoredRecipient & { deliveryStatus?: DeliveryStatus | null; deliveredVia?: DeliveredVia | null },
+): RecipientResponse {
   return {
     phone: maskPhone(recipient.phone),
     name: recipient.name,
@@ -118,10 +139,11 @@ export function toRecipientResponse(recipient: StoredRecipient & { deliveryStatu
     className: recipient.className,
     recipientRole: recipient.recipientRole,
     deliveryStatus: recipient.deliveryStatus ?? null,
+    deliveredVia: recipient.deliveredVia ?? null,
   }
 }
 
-/** The content is returned exactly as stored: placeholders unrendered. */
+/** The content is returned exactly as stored: placeholders unrendered (an AlimTalk's: the template's, `#{name}`). */
 export function toMessageResponse(message: MessageRecord, recipients: readonly RecipientRecord[]): MessageResponse {
   return {
     id: message.id,
@@ -146,6 +168,9 @@ export function toMessageResponse(message: MessageRecord, recipients: readonly R
     failCount: message.failCount,
     purpose: message.purpose,
     optedOutCount: message.optedOutCount,
+    channel: message.channel,
+    fallback: message.fallback,
+    kakaoTemplateId: message.kakaoTemplateId,
     createdAt: message.createdAt.toISOString(),
     updatedAt: message.updatedAt.toISOString(),
   }

@@ -22,6 +22,7 @@ const exampleMember = {
   className: null,
   recipientRole: 'GUARDIAN',
   deliveryStatus: null,
+  deliveredVia: null,
 }
 
 /** The list view, with no phone data at all. */

@@ -59,13 +59,20 @@ export function normalizeRecipients(
  * and spend the quota on it, so at most `maxPerPhone` (SVC_SMS_MAX_PER_PHONE) recipients that remain may share a
  * phone: beyond that the send is refused, TOO_MANY_FOR_ONE_PHONE, without naming the number.
  */
-export function mergeRecipients(content: string, recipients: readonly StoredRecipient[], maxPerPhone: number): StoredRecipient[] {
-  const personal = content.includes('{name}') || content.includes('{className}')
+export function mergeRecipients<R extends StoredRecipient>(
+  content: string,
+  recipients: readonly R[],
+  maxPerPhone: number,
+  // An AlimTalk's recipients carry their rendered text (lib/kakao/alimtalk-send.ts), which then is the rendering.
+  renderingOf?: (recipient: R) => string,
+): R[] {
+  const personal = renderingOf !== undefined || content.includes('{name}') || content.includes('{className}')
+  const render = renderingOf ?? ((recipient: R) => renderContent(content, recipient))
   const seen = new Set<string>()
   const perPhone = new Map<string, number>()
-  const kept: StoredRecipient[] = []
+  const kept: R[] = []
   for (const recipient of recipients) {
-    const key = personal ? `${recipient.phone}\u0000${renderContent(content, recipient)}` : recipient.phone
+    const key = personal ? `${recipient.phone}\u0000${render(recipient)}` : recipient.phone
     if (seen.has(key)) continue
     seen.add(key)
     const onPhone = (perPhone.get(recipient.phone) ?? 0) + 1
@@ -75,5 +82,5 @@ export function mergeRecipients(content: string, recipients: readonly StoredReci
     perPhone.set(recipient.phone, onPhone)
     kept.push(recipient)
   }
-  return kept.length === recipients.length ? (recipients as StoredRecipient[]) : kept
+  return kept.length === recipients.length ? (recipients as R[]) : kept
 }

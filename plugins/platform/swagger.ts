@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
-import type { ErrorCode } from '../../lib/errors.js'
+import type { ErrorCode, OtherStatus } from '../../lib/errors.js'
 import { PROBLEM_SCHEMA_ID, ProblemSchema } from '../../lib/http/problem-schema.js'
 import { documentRoute } from '../../lib/openapi/document-route.js'
 import { finishDocument } from '../../lib/openapi/finish-document.js'
@@ -14,6 +14,8 @@ declare module 'fastify' {
      * idempotency, CSRF, body checks) are derived from the route's config and need no entry.
      */
     problems?: readonly ErrorCode[]
+    /** OpenAPI only: the codes this route answers with another status than the catalog's (lib/errors.ts OTHER_STATUSES). */
+    problemStatuses?: { [C in ErrorCode]?: OtherStatus<C> }
     /** OpenAPI only: what the answer does with the cookies (lib/openapi/response-headers.ts). */
     setsCookies?: CookieEffect
   }

@@ -65,6 +65,8 @@ describe('audit events of sends and cancellations', () => {
         templateId: template.id,
         recipientGroupId: null,
         classId: null,
+        channel: 'SMS',
+        kakaoTemplateId: null,
       })
       expectNoPhoneOrContent(event.details)
     })
@@ -109,6 +111,8 @@ describe('audit events of sends and cancellations', () => {
         templateId: null,
         recipientGroupId: null,
         classId: math.id,
+        channel: 'SMS',
+        kakaoTemplateId: null,
       })
       expectNoPhoneOrContent(event.details)
     })

@@ -19,14 +19,16 @@ describe('configuration', () => {
       SVC_SMS_MAX_ATTEMPTS: 5,
       SVC_SMS_BATCH_SIZE: 100,
       SVC_SMS_SCHEDULER_CRON: '*/5 * * * * *',
+      SVC_SMS_PRICE_ALIMTALK: 13,
       SVC_MIGRATE_ON_START: true,
     })
     expect(env.DATABASE_URL).toBeUndefined()
   })
 
   it('converts text values to their types', () => {
-    const env = loadEnv({ PORT: '9090', SVC_COOKIE_SECURE: 'false', SVC_COOKIE_DOMAIN: '' })
+    const env = loadEnv({ PORT: '9090', SVC_COOKIE_SECURE: 'false', SVC_COOKIE_DOMAIN: '', SVC_SMS_PRICE_ALIMTALK: '9' })
     expect(env.PORT).toBe(9090)
+    expect(env.SVC_SMS_PRICE_ALIMTALK).toBe(9)
     expect(env.SVC_COOKIE_SECURE).toBe(false)
     expect(env.SVC_COOKIE_DOMAIN).toBeUndefined()
   })

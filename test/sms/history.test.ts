@@ -33,8 +33,8 @@ describe('SMS history', () => {
         [
           'id', 'senderId', 'senderNumber', 'recipientType', 'recipients', 'recipientCount', 'title', 'recipientGroupId',
           'content', 'templateId', 'scheduledAt', 'cancelledAt', 'sentAt', 'messageType', 'estimatedSegments',
-          'unitPrice', 'totalPrice', 'status', 'successCount', 'failCount', 'purpose', 'optedOutCount', 'createdAt',
-          'updatedAt',
+          'unitPrice', 'totalPrice', 'status', 'successCount', 'failCount', 'purpose', 'optedOutCount', 'channel',
+          'fallback', 'kakaoTemplateId', 'createdAt', 'updatedAt',
         ].sort(),
       )
     })

@@ -35,8 +35,8 @@ describe('recipient groups', () => {
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
         recipients: [
-          { phone: '010-****-5678', name: 'Kim', studentId: 11, className: '3A', recipientRole: 'PARENT', deliveryStatus: null },
-          { phone: '021-****-5678', name: 'Office', studentId: null, className: null, recipientRole: null, deliveryStatus: null },
+          { phone: '010-****-5678', name: 'Kim', studentId: 11, className: '3A', recipientRole: 'PARENT', deliveryStatus: null, deliveredVia: null },
+          { phone: '021-****-5678', name: 'Office', studentId: null, className: null, recipientRole: null, deliveryStatus: null, deliveredVia: null },
         ],
       })
       const [group] = await groupRows(tenant.id)

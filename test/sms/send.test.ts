@@ -45,8 +45,8 @@ describe('POST /v1/sms/send', () => {
         senderNumber: null,
         recipientType: 'GUARDIAN',
         recipients: [
-          { phone: '010-****-5678', name: 'Kim', studentId: 7, className: 'Math A', recipientRole: 'GUARDIAN', deliveryStatus: 'PENDING' },
-          { phone: '010-****-4321', name: 'Lee', studentId: null, className: null, recipientRole: 'GUARDIAN', deliveryStatus: 'PENDING' },
+          { phone: '010-****-5678', name: 'Kim', studentId: 7, className: 'Math A', recipientRole: 'GUARDIAN', deliveryStatus: 'PENDING', deliveredVia: null },
+          { phone: '010-****-4321', name: 'Lee', studentId: null, className: null, recipientRole: 'GUARDIAN', deliveryStatus: 'PENDING', deliveredVia: null },
         ],
         recipientCount: 2,
         title: 'Notice',
@@ -65,6 +65,9 @@ describe('POST /v1/sms/send', () => {
         failCount: 0,
         purpose: 'INFORMATIONAL',
         optedOutCount: 0,
+        channel: 'SMS',
+        fallback: null,
+        kakaoTemplateId: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       })

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely'
 import { precompiled } from '../../driver/precompiled.js'
 import { planOnce, planPerExecution } from '../../driver/statement-flags.js'
-import type { DB, SmsPurpose, SmsStatus } from '../../schema.js'
+import type { DB, SmsChannel, SmsPurpose, SmsStatus } from '../../schema.js'
 import type { TenantTx } from '../../tenant-transaction.js'
 import type { MessageScope } from './sms-messages.js'
 
@@ -10,6 +10,7 @@ export interface HistoryFilter extends MessageScope {
   status?: SmsStatus
   recipientType?: string
   purpose?: SmsPurpose
+  channel?: SmsChannel
   /** Matched literally (case-insensitive) inside the title or the content. */
   q?: string
 }
@@ -28,6 +29,7 @@ interface PageParams {
   status: SmsStatus | undefined
   recipientType: string | undefined
   purpose: SmsPurpose | undefined
+  channel: SmsChannel | undefined
   pattern: string
   previewLength: number
   offset: number
@@ -41,6 +43,7 @@ interface PageShape {
   byStatus: boolean
   byRecipientType: boolean
   byPurpose: boolean
+  byChannel: boolean
   bySearch: boolean
 }
 
@@ -87,6 +90,9 @@ const itemProjection = (previewLength: number) =>
       sms_messages.fail_count as "failCount",
       sms_messages.purpose,
       sms_messages.opted_out_count as "optedOutCount",
+      sms_messages.channel,
+      sms_messages.fallback,
+      sms_messages.kakao_template_id as "kakaoTemplateId",
       ${isoText('created_at')} as "createdAt",
       ${isoText('updated_at')} as "updatedAt")`.as('item')
 
@@ -103,6 +109,7 @@ function filtered<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, shape: Pag
   if (shape.byStatus) result = result.where('smsMessages.status', '=', params.status!)
   if (shape.byRecipientType) result = result.where('smsMessages.recipientType', '=', params.recipientType!)
   if (shape.byPurpose) result = result.where('smsMessages.purpose', '=', params.purpose!)
+  if (shape.byChannel) result = result.where('smsMessages.channel', '=', params.channel!)
   if (shape.bySearch) {
     result = result.where((eb) =>
       eb.or([
@@ -114,7 +121,8 @@ function filtered<O>(query: SelectQueryBuilder<DB, 'smsMessages', O>, shape: Pag
   return result
 }
 
-const unfiltered = (shape: PageShape) => !shape.byStatus && !shape.byRecipientType && !shape.byPurpose && !shape.bySearch
+const unfiltered = (shape: PageShape) =>
+  !shape.byStatus && !shape.byRecipientType && !shape.byPurpose && !shape.byChannel && !shape.bySearch
 
 /**
  * Whether one index yields this page's rows in order for any tenant: (tenant_id, created_at, id),
@@ -166,7 +174,7 @@ function compilePage(shape: PageShape) {
 }
 
 function pageQuery(shape: PageShape) {
-  const key = `${shape.sort.field},${shape.sort.direction},${+shape.bySender}${+shape.byStatus}${+shape.byRecipientType}${+shape.byPurpose}${+shape.bySearch}`
+  const key = `${shape.sort.field},${shape.sort.direction},${+shape.bySender}${+shape.byStatus}${+shape.byRecipientType}${+shape.byPurpose}${+shape.byChannel}${+shape.bySearch}`
   let query = pageQueries.get(key)
   if (!query) {
     query = compilePage(shape)
@@ -208,6 +216,7 @@ export async function listHistoryPage(
     byStatus: filter.status !== undefined,
     byRecipientType: filter.recipientType !== undefined,
     byPurpose: filter.purpose !== undefined,
+    byChannel: filter.channel !== undefined,
     bySearch: filter.q !== undefined && filter.q !== '',
   }
   const params: PageParams = {
@@ -216,6 +225,7 @@ export async function listHistoryPage(
     status: filter.status,
     recipientType: filter.recipientType,
     purpose: filter.purpose,
+    channel: filter.channel,
     pattern: shape.bySearch ? likePattern(filter.q!) : '',
     previewLength,
     offset: page.offset,

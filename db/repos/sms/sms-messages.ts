@@ -27,6 +27,9 @@ const COLUMNS = [
   'failCount',
   'purpose',
   'optedOutCount',
+  'channel',
+  'fallback',
+  'kakaoTemplateId',
   'createdAt',
   'updatedAt',
 ] as const
@@ -48,12 +51,19 @@ const RECIPIENT_COLUMNS = [
   'className',
   'recipientRole',
   'deliveryStatus',
+  'deliveredVia',
 ] as const
 
 export type RecipientRecord = Pick<Selectable<SmsRecipientsTable>, (typeof RECIPIENT_COLUMNS)[number]>
 
-/** What a send writes; the status, counts and times start from the table's defaults. */
-export type NewMessage = Pick<Selectable<SmsMessagesTable>, 'tenantId' | 'provider' | 'adSenderName' | 'adOptOutNumber'> &
+/**
+ * What a send writes; the status, counts and times start from the table's defaults. An AlimTalk keeps, from its
+ * acceptance, the channel and provider template the hand-over sends, and the request-wide variables.
+ */
+export type NewMessage = Pick<
+  Selectable<SmsMessagesTable>,
+  'tenantId' | 'provider' | 'adSenderName' | 'adOptOutNumber' | 'kakaoPfId' | 'kakaoProviderTemplateId' | 'kakaoVariables'
+> &
   Omit<
     MessageRecord,
     'id' | 'cancelledAt' | 'sentAt' | 'status' | 'successCount' | 'failCount' | 'createdAt' | 'updatedAt'
@@ -61,9 +71,15 @@ export type NewMessage = Pick<Selectable<SmsMessagesTable>, 'tenantId' | 'provid
 
 /** The message row is also the dispatch outbox: it is due at scheduledAt, or at once when not scheduled. */
 export function insertMessage(trx: TenantTx, message: NewMessage): Promise<MessageRecord> {
+  const { kakaoVariables, ...fields } = message
   return trx
     .insertInto('smsMessages')
-    .values({ ...message, nextAttemptAt: message.scheduledAt ?? sql<Date>`now()`, updatedAt: sql<Date>`now()` })
+    .values({
+      ...fields,
+      kakaoVariables: kakaoVariables === null ? null : JSON.stringify(kakaoVariables),
+      nextAttemptAt: message.scheduledAt ?? sql<Date>`now()`,
+      updatedAt: sql<Date>`now()`,
+    })
     .returning(COLUMNS)
     .$narrowType<{ senderId: number }>()
     .executeTakeFirstOrThrow()
@@ -107,7 +123,8 @@ export async function insertSystemMessage(trx: TenantTx, message: NewSystemMessa
 
 /**
  * Every recipient in one statement whatever their number (db/repos/sms/unnested-recipients.ts), PENDING, or OPTED_OUT
- * when their phone is among `optedOut` (an advertisement's recipients on the opt-out list, never sent).
+ * when their phone is among `optedOut` (an advertisement's recipients on the opt-out list, never sent). `variables`,
+ * one per recipient in the same order, are an AlimTalk's values of each recipient (sms_recipients.variables).
  */
 export async function insertRecipients(
   trx: TenantTx,
@@ -115,17 +132,24 @@ export async function insertRecipients(
   smsId: number,
   recipients: readonly StoredRecipient[],
   optedOut: ReadonlySet<string> = new Set(),
+  variables?: readonly Record<string, string>[],
 ): Promise<void> {
   // The statuses travel as one more array beside the recipients: the opted-out numbers matched in SQL would cost a
   // comparison per recipient and listed number.
   const statuses =
     optedOut.size === 0 ? undefined : recipients.map((recipient) => (optedOut.has(recipient.phone) ? 'OPTED_OUT' : 'PENDING'))
+  // The variables too, as one jsonb array (its elements taken with their ordinality): one parameter for all of them.
+  const withVariables =
+    variables === undefined
+      ? sql``
+      : sql`join jsonb_array_elements(${JSON.stringify(variables)}::jsonb) with ordinality as v (variables, ord) on v.ord = r.ord`
   await sql`
     insert into sms_recipients
-      (tenant_id, sms_id, recipient_index, phone, name, student_id, class_name, recipient_role, delivery_status, updated_at)
+      (tenant_id, sms_id, recipient_index, phone, name, student_id, class_name, recipient_role, delivery_status, variables, updated_at)
     select ${tenantId}, ${smsId}, r.ord - 1, r.phone, r.name, r.student_id, r.class_name, r.recipient_role,
-           ${statuses === undefined ? sql`'PENDING'` : sql`r.delivery_status`}, now()
-    from ${unnestedRecipients(recipients, statuses)}`.execute(trx)
+           ${statuses === undefined ? sql`'PENDING'` : sql`r.delivery_status`},
+           ${variables === undefined ? sql`null::jsonb` : sql`v.variables`}, now()
+    from ${unnestedRecipients(recipients, statuses)} ${withVariables}`.execute(trx)
 }
 
 /** Who may see a message: everyone in the tenant, or (INSTRUCTOR) only its sender (docs/api.md#roles). */

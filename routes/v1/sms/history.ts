@@ -52,8 +52,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { page, size, sort, status, recipientType, purpose, q } = request.query
-      const filter = { tenantId: request.caller.tenantId, ...scopeOf(request), status, recipientType, purpose, q }
+      const { page, size, sort, status, recipientType, purpose, channel, q } = request.query
+      const filter = { tenantId: request.caller.tenantId, ...scopeOf(request), status, recipientType, purpose, channel, q }
       const pageRange = { offset: page * size, limit: size }
       const { itemsJson, total } = await listHistoryPage(request.db, filter, parseHistorySort(sort), pageRange, PREVIEW_CHARACTERS)
       const totalPages = Math.ceil(total / size)

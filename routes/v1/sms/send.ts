@@ -7,6 +7,7 @@ import type { AuditDetails } from '../../../lib/audit/record.js'
 import { AppError, type ErrorCode } from '../../../lib/errors.js'
 import { RECIPIENT_LIST_BODY_LIMIT } from '../../../lib/http/body-limits.js'
 import { ProblemSchema } from '../../../lib/http/problem-schema.js'
+import { sendChannel, type SendChannel } from '../../../lib/kakao/alimtalk-send.js'
 import { createMessage, sendSettings, type CreatedMessage } from '../../../lib/sms/create-message.js'
 import { MessageResponseSchema, toMessageResponse } from '../../../lib/sms/message-response.js'
 import { parseScheduledAt } from '../../../lib/sms/scheduled-at.js'
@@ -46,7 +47,15 @@ const messageProblems: ErrorCode[] = [
   'ADVERTISEMENT_QUIET_HOURS',
   'OPT_OUT_NUMBER_REQUIRED',
   'RECIPIENTS_OPTED_OUT',
+  // channel ALIMTALK (lib/kakao/alimtalk-send.ts); KAKAO_CHANNEL_NOT_FOUND is answered 409 here (alimtalkStatuses).
+  'ALIMTALK_NOT_FOR_ADVERTISING',
+  'KAKAO_TEMPLATE_NOT_FOUND',
+  'KAKAO_TEMPLATE_NOT_APPROVED',
+  'KAKAO_VARIABLES_MISSING',
 ]
+
+/** A send without a linked Kakao channel is a conflict with the academy's state: 409, not the channel read's 404. */
+const alimtalkStatuses = { KAKAO_CHANNEL_NOT_FOUND: 409 } as const
 
 /** A replay answers with the message as it is now (its status may have moved on since the first answer). */
 export const messageReplay: IdempotentRoute = {
@@ -68,17 +77,21 @@ function acceptanceDetails(message: MessageRecord, classId: number | null): Audi
     templateId: message.templateId,
     recipientGroupId: message.recipientGroupId,
     classId,
+    channel: message.channel,
+    kakaoTemplateId: message.kakaoTemplateId,
   }
 }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const settings = sendSettings(app.env, app.clock)
 
-  const draftOf = (request: FastifyRequest, body: ClassSendBody) => ({
+  // The channel's rules are checked first (lib/kakao/alimtalk-send.ts): its content is the Kakao template's for AlimTalk.
+  const draftOf = (request: FastifyRequest, body: ClassSendBody, channel: SendChannel) => ({
     tenantId: request.caller.tenantId,
     senderId: request.caller.userId,
     title: body.title,
-    content: body.content,
+    content: channel.content,
+    alimtalk: channel.alimtalk,
     templateId: body.templateId ?? null,
     scheduledAt: parseScheduledAt(body.scheduledAt, app.env.SVC_SMS_MAX_SCHEDULE_DAYS),
     purpose: body.purpose ?? 'INFORMATIONAL',
@@ -110,10 +123,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         body: SendBodySchema,
         response,
         problems: [...messageProblems, 'RECIPIENTS_REQUIRED', 'RECIPIENTS_CONFLICT', 'RECIPIENT_GROUP_NOT_FOUND'],
+        problemStatuses: alimtalkStatuses,
       },
     },
     async (request, reply) => {
-      const draft = draftOf(request, request.body)
+      const draft = draftOf(request, request.body, await sendChannel(request.db, request.body))
       const resolved = await directOrGroupRecipients(request.db, draft.senderId, request.body)
       const result = await createMessage(request.db, settings, { ...draft, ...resolved }, recordAcceptance(request, null))
       return reply.code(201).send(created(request, result))
@@ -133,10 +147,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         body: ClassSendBodySchema,
         response,
         problems: [...messageProblems, 'CLASS_NOT_FOUND', 'CLASS_HAS_NO_STUDENTS'],
+        problemStatuses: alimtalkStatuses,
       },
     },
     async (request, reply) => {
-      const draft = draftOf(request, request.body)
+      const draft = draftOf(request, request.body, await sendChannel(request.db, request.body))
       const recipients = await classRecipients(kyselyClassRoster, request.db, request.params.classId)
       const result = await createMessage(
         request.db,

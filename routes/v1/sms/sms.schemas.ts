@@ -1,6 +1,14 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { PathIdSchema } from '../../../lib/http/id-schema.js'
-import { SMS_PURPOSES, SMS_STATUSES, SmsPurposeSchema } from '../../../lib/sms/message-response.js'
+import {
+  ALIMTALK_FALLBACKS,
+  SMS_CHANNELS,
+  SMS_PURPOSES,
+  SMS_STATUSES,
+  SmsChannelSchema,
+  SmsPurposeSchema,
+} from '../../../lib/sms/message-response.js'
+import { StringEnum } from '../../../lib/http/response-types.js'
 import { IDEMPOTENCY_KEY_PATTERN } from '../../../lib/idempotency/key-format.js'
 
 // Ids are bigint in the database; anything past 2^53 could not be represented exactly, so it is refused as input.
@@ -40,13 +48,34 @@ export const RecipientSchema = Type.Object(
 // (RECIPIENTS_REQUIRED for none, TOO_MANY_RECIPIENTS above 10,000) instead of a generic schema failure.
 const Recipients = Type.Array(RecipientSchema)
 
+/** An AlimTalk send's values of the template's `#{name}` variables (docs/api.md#sending-alimtalk). */
+const KakaoVariablesSchema = Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.String({ maxLength: 1000 }), {
+  maxProperties: 100,
+  examples: [{ time: '16:00' }],
+})
+
+/** A recipient of a send: a group member's fields, and for AlimTalk its own variables (they win over `variables`). */
+const SendRecipientSchema = Type.Object(
+  { ...RecipientSchema.properties, variables: Optional(KakaoVariablesSchema) },
+  { additionalProperties: false },
+)
+
 // No maxLength on content either: its limit is in provider bytes of the longest rendering (CONTENT_TOO_LONG).
+// content is required for SMS and refused for ALIMTALK (lib/kakao/alimtalk-send.ts answers both as VALIDATION_FAILED).
 const messageFields = {
   title: NonBlank(200),
-  content: Type.String({ minLength: 1, pattern: '\\S' }),
+  content: Type.Optional(Type.String({ minLength: 1, pattern: '\\S', description: 'Required for SMS; absent for ALIMTALK' })),
   templateId: Optional(Id),
   scheduledAt: Optional(Type.String({ format: 'date-time' })),
   purpose: Type.Optional(SmsPurposeSchema),
+  channel: Type.Optional(SmsChannelSchema),
+  kakaoTemplateId: Optional(
+    Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'ALIMTALK only, required there: an imported Kakao template (APPROVED)' }),
+  ),
+  variables: Optional(KakaoVariablesSchema),
+  fallback: Type.Optional(
+    StringEnum(ALIMTALK_FALLBACKS, { description: 'ALIMTALK only: SMS (default) sends the same text as SMS or LMS when AlimTalk fails' }),
+  ),
 }
 
 // README "Try it": a send to listed recipients, and one to the demo owner's group.
@@ -57,7 +86,7 @@ const sendExamples = [
 
 // `null` counts as absent for either source, as many JSON serialisers write unset fields that way.
 export const SendBodySchema = Type.Object(
-  { recipients: Optional(Recipients), recipientGroupId: Optional(Id), ...messageFields },
+  { recipients: Optional(Type.Array(SendRecipientSchema)), recipientGroupId: Optional(Id), ...messageFields },
   { additionalProperties: false, examples: sendExamples },
 )
 export type SendBody = Static<typeof SendBodySchema>
@@ -86,6 +115,7 @@ export const HistoryQuerySchema = Type.Object({
   status: Type.Optional(Type.Union(SMS_STATUSES.map((status) => Type.Literal(status)))),
   recipientType: Type.Optional(Type.String({ minLength: 1, maxLength: 20, examples: ['GUARDIAN'] })),
   purpose: Type.Optional(Type.Union(SMS_PURPOSES.map((purpose) => Type.Literal(purpose)))),
+  channel: Type.Optional(Type.Union(SMS_CHANNELS.map((channel) => Type.Literal(channel)))),
   q: Type.Optional(Type.String({ maxLength: 100, description: 'Case-insensitive text in the title or the content' })),
   sort: Type.String({
     pattern: HISTORY_SORT_PATTERN,

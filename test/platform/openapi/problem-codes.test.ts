@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { problemCodesOf, type DocumentedRoute } from '../../../lib/openapi/problem-codes.js'
+import { AppError } from '../../../lib/errors.js'
+import { problemCodesOf, problemStatusOf, type DocumentedRoute } from '../../../lib/openapi/problem-codes.js'
+import { problemResponses } from '../../../lib/openapi/problem-responses.js'
 import type { IdempotentRoute } from '../../../plugins/platform/idempotency.js'
 
 const replay: IdempotentRoute = { load: async () => undefined }
@@ -92,5 +94,17 @@ describe('problemCodesOf (the problem codes an operation lists)', () => {
 
   it.each(['owner', { roles: ['OWNER', 'MANAGER'] }] as const)('adds AUTH_008 for a route of access %j', (access) => {
     expect(problemCodesOf({ method: 'GET', url: '/v1/sms/sender-setting', config: { access } })).toContain('AUTH_008')
+  })
+
+  it('lists a code a route answers with another status under that status, and the catalog status elsewhere', () => {
+    const route: DocumentedRoute = { method: 'POST', url: '/v1/sms/send', schema: { problemStatuses: { KAKAO_CHANNEL_NOT_FOUND: 409 } } }
+    expect(problemCodesOf(route)).toContain('KAKAO_CHANNEL_NOT_FOUND')
+    expect(problemStatusOf(route, 'KAKAO_CHANNEL_NOT_FOUND')).toBe(409)
+    expect(problemStatusOf({}, 'KAKAO_CHANNEL_NOT_FOUND')).toBe(404)
+    const responses = problemResponses(['KAKAO_CHANNEL_NOT_FOUND'], (code) => problemStatusOf(route, code)) as Record<string, object>
+    expect(Object.keys(responses)).toEqual(['409'])
+    expect(JSON.stringify(responses['409'])).toContain('"status":409')
+    expect(new AppError('KAKAO_CHANNEL_NOT_FOUND', undefined, { status: 409 }).status).toBe(409)
+    expect(new AppError('KAKAO_CHANNEL_NOT_FOUND').status).toBe(404)
   })
 })
