@@ -12,12 +12,17 @@ import { isolatedDatabase } from '../support/isolated-database.js'
 
 const PARTITIONING = '2026-11-28T03-00-00-sms-id-ranges'
 
+/** Columns later migrations add to the partitioned tables (2026-11-29T07-00-00-alimtalk-sends): not compared. */
+const LATER_MESSAGE_COLUMNS = ['channel', 'fallback', 'kakao_template_id', 'kakao_pf_id', 'kakao_provider_template_id', 'kakao_variables']
+const LATER_RECIPIENT_COLUMNS = ['variables', 'delivered_via']
+
 /** Every message and recipient of the database as JSON text, in key order: what must survive the upgrade. */
 async function everyRow(owner: Kysely<DB>) {
   const { rows: messages } = await sql<{ row: string }>`
-    select to_jsonb(m)::text as row from sms_messages m order by tenant_id, id`.execute(owner)
+    select (to_jsonb(m) - ${LATER_MESSAGE_COLUMNS}::text[])::text as row from sms_messages m order by tenant_id, id`.execute(owner)
   const { rows: recipients } = await sql<{ row: string }>`
-    select to_jsonb(r)::text as row from sms_recipients r order by tenant_id, sms_id, recipient_index`.execute(owner)
+    select (to_jsonb(r) - ${LATER_RECIPIENT_COLUMNS}::text[])::text as row
+    from sms_recipients r order by tenant_id, sms_id, recipient_index`.execute(owner)
   const { rows: counts } = await sql<{ row: string }>`
     select to_jsonb(c)::text as row from sms_message_counts c order by tenant_id, sender_id`.execute(owner)
   return { messages: messages.map((r) => r.row), recipients: recipients.map((r) => r.row), counts: counts.map((r) => r.row) }
@@ -101,7 +106,8 @@ describePostgres(`upgrading a filled database to ${PARTITIONING}`, () => {
       const ids = [await insertPendingMessage(iso.owner, tenant), await insertPendingMessage(iso.owner, tenant)]
       const before = await everyRow(iso.owner)
       const migrator = new Migrator({ db: iso.owner, provider: { getMigrations: async () => migrations } })
-      expect((await migrator.migrateDown()).error).toBeUndefined()
+      const previous = Object.keys(migrations)[Object.keys(migrations).indexOf(PARTITIONING) - 1]!
+      expect((await migrator.migrateTo(previous)).error).toBeUndefined()
       expect(await everyRow(iso.owner)).toEqual(before)
 
       await migrateToLatest(iso.owner)
