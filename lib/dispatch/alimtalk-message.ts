@@ -3,7 +3,7 @@ import { templateVariables } from '../kakao/template-variables.js'
 import type { OutgoingContent } from './providers/provider.js'
 
 /**
- * One recipient's AlimTalk notice (docs/provider.md#kakao-alimtalk). The provider refuses a text that is not its
+ * One recipient's AlimTalk notice (docs/provider.md#alimtalk-notices). The provider refuses a text that is not its
  * approved template with the variables substituted, so the text and the variables are made from the same values:
  * the recipient's own over the request's. Every value is a string on the wire. A variable without a value (which
  * acceptance refuses) stays as written, so the provider refuses that message instead of Kakao showing a blank.

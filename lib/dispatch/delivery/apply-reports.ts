@@ -23,7 +23,7 @@ export const DEFAULT_FALLBACK_PRICES: FallbackPrices = {
   lms: EnvSchema.properties.SVC_SMS_PRICE_LMS.default as number,
 }
 
-/** How a delivered report says the recipient got it: the type the provider delivered (docs/provider.md#kakao-alimtalk). */
+/** How a delivered report says the recipient got it: the type the provider delivered (docs/provider.md#alimtalk-notices). */
 function deliveredViaOf(type: string | null): DeliveredVia | null {
   if (type === 'ATA') return 'ALIMTALK'
   return type === 'SMS' || type === 'LMS' ? type : null

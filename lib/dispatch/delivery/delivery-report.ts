@@ -17,7 +17,7 @@ export interface DeliveryReport {
   dateProcessed: Date | null
   /**
    * The type the provider delivered (or failed) it as: `SMS`, `LMS`, or `ATA`; for an AlimTalk notice that Kakao
-   * could not deliver, the fallback's type (docs/provider.md#kakao-alimtalk). Null when the report does not say.
+   * could not deliver, the fallback's type (docs/provider.md#alimtalk-notices). Null when the report does not say.
    */
   type: string | null
 }

@@ -10,7 +10,7 @@ import type { DeliveryReport } from '../delivery/delivery-report.js'
  */
 
 /**
- * A KakaoTalk notice's options (docs/provider.md#kakao-alimtalk): the frozen channel and provider template, and
+ * A KakaoTalk notice's options (docs/provider.md#alimtalk-notices): the frozen channel and provider template, and
  * the recipient's values keyed `#{name}`. `disableSms`: no SMS or LMS when Kakao cannot deliver (fallback NONE).
  */
 export interface AlimtalkOptions {

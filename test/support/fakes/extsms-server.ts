@@ -15,7 +15,7 @@ export type { DeliveryReportOptions, ReportableMessage } from './extsms-reports.
  * effect), and a call that never takes effect (the caller died before it was processed).
  */
 
-/** An AlimTalk notice's options as sent (docs/provider.md#kakao-alimtalk). */
+/** An AlimTalk notice's options as sent (docs/provider.md#alimtalk-notices). */
 export interface FakeKakaoOptions {
   pfId: string
   templateId: string
@@ -103,7 +103,7 @@ export interface FakeKakao {
   failFor(numbers: readonly string[]): void
 }
 
-/** How the provider delivered a sent message, as its delivery report says (docs/provider.md#kakao-alimtalk). */
+/** How the provider delivered a sent message, as its delivery report says (docs/provider.md#alimtalk-notices). */
 export interface FakeOutcome {
   type: 'SMS' | 'LMS' | 'ATA'
   statusCode: string
@@ -168,7 +168,7 @@ const REFUSAL_MESSAGES: Record<string, string> = {
   '3108': 'text does not match the kakao template',
 }
 
-/** Kakao's limit on a notice's text, in characters (docs/provider.md#kakao-alimtalk). */
+/** Kakao's limit on a notice's text, in characters (docs/provider.md#alimtalk-notices). */
 const ALIMTALK_MAX_CHARS = 1000
 
 const ERROR_CODES: Record<number, string> = {
