@@ -272,6 +272,9 @@ export interface SmsMessagesTable {
   kakaoProviderTemplateId: string | null
   /** The request-wide `variables` of an AlimTalk send; written as JSON text. */
   kakaoVariables: ColumnType<Record<string, string> | null, string | null | undefined, string | null>
+  /** Of successCount: recipients Kakao delivered, and those the SMS or LMS fallback delivered (re-priced). */
+  alimtalkCount: Generated<number>
+  fallbackCount: Generated<number>
 }
 
 export interface SmsRecipientsTable extends StoredRecipient {
@@ -312,6 +315,8 @@ export interface SmsUsageFigures {
   failed: Generated<number>
   optedOut: Generated<number>
   verificationCodes: Generated<number>
+  alimtalk: Generated<number>
+  fallbacks: Generated<number>
 }
 
 /** Usage totals per tenant and 15-minute UTC bucket of acceptance, written only by the minute roll-up (RLS). */

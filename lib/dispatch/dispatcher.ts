@@ -7,7 +7,7 @@ import { DEFAULT_TIME_ZONE, LEASE_MARGIN_MS } from '../env.js'
 import type { DatabaseOutage } from '../observability/database-outage.js'
 import { noMetrics, type MetricsRecorder } from '../observability/metrics.js'
 import { DISPATCH_RECORD_GRACE_MS } from '../shutdown-budget.js'
-import { applyDeliveryReports } from './delivery/apply-reports.js'
+import { applyDeliveryReports, DEFAULT_FALLBACK_PRICES, type FallbackPrices } from './delivery/apply-reports.js'
 import type { ReportDeliveries, SmsProvider } from './providers/provider.js'
 import { inQuietHours } from '../advertising/quiet-hours.js'
 import { runAttempt, type AttemptContext } from './attempt.js'
@@ -58,6 +58,8 @@ export interface DispatcherOptions {
   systemSender?: string | null
   /** SVC_TIME_ZONE: no advertisement is handed to the provider in its quiet hours (default Asia/Seoul). */
   timeZone?: string
+  /** SVC_SMS_PRICE_SMS and SVC_SMS_PRICE_LMS: what an AlimTalk recipient delivered by the fallback is re-priced at. */
+  fallbackPrices?: FallbackPrices
   /** Judges the quiet hours and times retries (default the system clock; tests fix it at 20:59 or 08:00). */
   clock?: Clock
 }
@@ -104,7 +106,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const stopping = new AbortController()
   const stopGraceOver = new AbortController()
   const reportDeliveries: ReportDeliveries = async (reports) => {
-    await applyDeliveryReports(db, reports.map((report) => ({ ok: true as const, report })))
+    await applyDeliveryReports(
+      db,
+      reports.map((report) => ({ ok: true as const, report })),
+      options.fallbackPrices ?? DEFAULT_FALLBACK_PRICES,
+    )
   }
 
   const attempts: AttemptContext = {

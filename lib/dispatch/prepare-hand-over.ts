@@ -11,7 +11,8 @@ import {
 import { releaseDailyRecipients } from '../../db/repos/sms/sms-quota.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import { advertisementSubject, frameAdvertisement } from '../advertising/advertising.js'
-import type { GroupOwner, OutgoingSms, SendRequest } from './providers/provider.js'
+import type { GroupOwner, OutgoingContent, SendRequest } from './providers/provider.js'
+import { alimtalkContent } from './alimtalk-message.js'
 import { renderContent, type RenderFields } from '../sms/sizing.js'
 import type { OutcomeWriter } from './attempt-outcome.js'
 
@@ -66,7 +67,7 @@ async function leaveOutLateOptOuts(trx: TenantTx, tenantId: number, message: Cla
 async function requestOf(
   trx: TenantTx,
   owner: GroupOwner,
-  compose: (recipient: UnsentRecipient) => Omit<OutgoingSms, 'recipientIndex' | 'to'>,
+  compose: (recipient: UnsentRecipient) => OutgoingContent,
 ): Promise<SendRequest> {
   const recipients = await findUnsentRecipients(trx, owner.smsId)
   return {
@@ -102,11 +103,16 @@ export async function prepareHandOver(trx: TenantTx, claim: Claim, settings: Han
   if (message.purpose === 'ADVERTISEMENT') await leaveOutLateOptOuts(trx, claim.tenantId, message, settings.timeZone)
   const textFor = messageText(message)
   const owner = { tenantSlug: message.tenantSlug, smsId: message.id, kind: message.kind }
-  const request = await requestOf(trx, owner, (recipient) => ({
-    from: message.senderNumber ?? '',
-    text: textFor(recipient),
-    type: message.messageType,
-    ...(message.messageType === 'LMS' ? { subject: messageSubject(message) } : {}),
-  }))
+  // An AlimTalk message travels in the same groups, claims and hand-over as SMS; only each recipient's message differs.
+  const request = await requestOf(trx, owner, (recipient) =>
+    message.channel === 'ALIMTALK'
+      ? alimtalkContent(message, recipient)
+      : {
+          from: message.senderNumber ?? '',
+          text: textFor(recipient),
+          type: message.messageType,
+          ...(message.messageType === 'LMS' ? { subject: messageSubject(message) } : {}),
+        },
+  )
   return { attempt: message.dispatchAttempts, openGroupId: message.openGroupId, sendNothingNew: null, request }
 }

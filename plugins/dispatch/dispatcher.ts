@@ -37,6 +37,7 @@ export default fp<AppOptions>(
       databaseOutage: app.databaseOutage,
       systemSender: env.SVC_SMS_SYSTEM_SENDER ?? null,
       timeZone: env.SVC_TIME_ZONE,
+      fallbackPrices: { sms: env.SVC_SMS_PRICE_SMS, lms: env.SVC_SMS_PRICE_LMS },
       clock: app.clock,
     })
     const enabled = env.SVC_SMS_DISPATCHER === 'on'

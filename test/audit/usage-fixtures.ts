@@ -10,4 +10,6 @@ export const NO_USAGE = {
   failed: 0,
   optedOut: 0,
   verificationCodes: 0,
+  alimtalk: 0,
+  fallbacks: 0,
 }

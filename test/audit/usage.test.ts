@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { withTenant } from '../../db/tenant-transaction.js'
 import { enqueueSystemSms, systemSmsSettings } from '../../lib/dispatch/system-messages.js'
+import { applyDeliveryReports } from '../../lib/dispatch/delivery/apply-reports.js'
 import { expectProblem } from '../sms/sms-fixtures.js'
 import { owner as ownerDb, type TenantRow } from '../support/fixtures.js'
 import { insertTenantAndSender } from '../support/dispatch-fixtures.js'
@@ -132,6 +133,36 @@ describe('GET /v1/sms/usage', () => {
       { date: '2026-01-05', ...figures({ messages: 1, recipients: 3, sms: 1, segments: 3, estimatedCost: 60, delivered: 2, failed: 1 }) },
     ])
     expect((await usage(owner, aroundToday())).json().days).toEqual([])
+  })
+
+  it('counts AlimTalk recipients delivered over KakaoTalk in alimtalk, by the SMS fallback in fallbacks, and the re-priced cost', async () => {
+    const { tenant, owner } = await academy(app.current)
+    // Accepted on 5 January in Seoul: three recipients at the AlimTalk price, handed to the provider.
+    const smsId = await insertMessageRow(owner, { createdAt: new Date('2026-01-05T03:00:00Z'), recipientPhones: phones(3) })
+    await ownerDb()
+      .updateTable('smsMessages')
+      .set({ channel: 'ALIMTALK', fallback: 'SMS', unitPrice: 13, totalPrice: 39, status: 'DISPATCHED' })
+      .where('id', '=', smsId)
+      .execute()
+    await sql`
+      update sms_recipients set delivery_status = 'DISPATCHED', provider_message_id = 'M-' || recipient_index
+      where sms_id = ${smsId}`.execute(ownerDb())
+    const reportOf = (index: number, type: string, statusCode: string) => ({
+      ok: true as const,
+      report: { tenantSlug: tenant.slug, smsId, recipientIndex: index, messageId: `M-${index}`, groupId: null, statusCode, statusMessage: null, dateProcessed: null, type },
+    })
+    const applied = await applyDeliveryReports(app.current.db, [reportOf(0, 'ATA', '4000'), reportOf(1, 'SMS', '4000'), reportOf(2, 'ATA', '3104')], { sms: 20, lms: 50 })
+    expect(applied).toEqual({ processed: 3, ignored: 0 })
+
+    const expected = [
+      {
+        date: '2026-01-05',
+        ...figures({ messages: 1, recipients: 3, sms: 1, segments: 3, estimatedCost: 39 + (20 - 13), delivered: 2, failed: 1, alimtalk: 1, fallbacks: 1 }),
+      },
+    ]
+    expect((await usage(owner, '?from=2026-01-01&to=2026-01-31')).json().days).toEqual(expected)
+    await app.current.rollUpSmsUsage()
+    expect((await usage(owner, '?from=2026-01-01&to=2026-01-31')).json().days).toEqual(expected)
   })
 
   it('counts a one-time-code SMS in verificationCodes, and in the figures it is charged in', async () => {

@@ -12,8 +12,20 @@ import { isolatedDatabase } from '../support/isolated-database.js'
 
 const PARTITIONING = '2026-11-28T03-00-00-sms-id-ranges'
 
-/** Columns later migrations add to the partitioned tables (2026-11-29T07-00-00-alimtalk-sends): not compared. */
-const LATER_MESSAGE_COLUMNS = ['channel', 'fallback', 'kakao_template_id', 'kakao_pf_id', 'kakao_provider_template_id', 'kakao_variables']
+/**
+ * Columns later migrations add to the partitioned tables (2026-11-29T07-00-00-alimtalk-sends,
+ * 2026-11-29T07-10-00-alimtalk-usage): not compared.
+ */
+const LATER_MESSAGE_COLUMNS = [
+  'channel',
+  'fallback',
+  'kakao_template_id',
+  'kakao_pf_id',
+  'kakao_provider_template_id',
+  'kakao_variables',
+  'alimtalk_count',
+  'fallback_count',
+]
 const LATER_RECIPIENT_COLUMNS = ['variables', 'delivered_via']
 
 /** Every message and recipient of the database as JSON text, in key order: what must survive the upgrade. */

@@ -94,6 +94,8 @@ const SELECTED_FIGURES = [
   'failed',
   'optedOut',
   'verificationCodes',
+  'alimtalk',
+  'fallbacks',
 ] as const
 
 describe('SMS usage: the journal, its triggers and the roll-up', () => {

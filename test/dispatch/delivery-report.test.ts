@@ -24,6 +24,7 @@ const parsed = {
   statusCode: '4000',
   statusMessage: 'delivered',
   dateProcessed: new Date('2026-03-02T05:35:08.000Z'),
+  type: 'SMS',
 }
 
 function withCustom(customFields: unknown) {
@@ -39,6 +40,11 @@ describe('parseDeliveryReports', () => {
 
   it('reads a flat report', () => {
     expect(parseDeliveryReports([report])).toEqual([{ ok: true, report: parsed }])
+  })
+
+  it('reads the delivered type: ATA, or the SMS or LMS of an AlimTalk fallback; anything too long as none', () => {
+    const types = ['ATA', 'LMS', 'X'.repeat(21)].map((type) => parseDeliveryReports([{ ...report, type }])[0])
+    expect(types.map((entry) => entry!.ok && entry!.report.type)).toEqual(['ATA', 'LMS', null])
   })
 
   it('reads a mix of envelopes and flat reports in order', () => {
@@ -59,6 +65,7 @@ describe('parseDeliveryReports', () => {
           statusCode: '3043',
           statusMessage: null,
           dateProcessed: null,
+          type: null,
         },
       },
     ])

@@ -4,7 +4,7 @@ import { parseDeliveryReport } from '../../lib/dispatch/delivery/delivery-report
 import type { DispatcherOptions } from '../../lib/dispatch/dispatcher.js'
 import { deliveryReport, type FakeFault, type FakePhase } from '../support/fakes/extsms-server.js'
 import { until as untilWithin } from '../support/auth-fixtures.js'
-import { insertPendingMessage, insertTenantAndSender, messageState } from '../support/dispatch-fixtures.js'
+import { insertPendingAlimtalk, insertPendingMessage, insertTenantAndSender, messageState } from '../support/dispatch-fixtures.js'
 import { startDispatchInstance } from './dispatch-instance.js'
 import { fakeExtSmsCredentials, useDispatchTestBed } from './dispatch-test-bed.js'
 import { itPostgres } from '../support/helper.js'
@@ -171,6 +171,31 @@ describe('exactly-once hand-over', () => {
     expect(state.providerGroupId).toBe(groupId)
     expect(groupsSince(before)).toEqual([groupId])
     expect(new Set(phasesOf(bed.fake.calls.slice(calls), 'next'))).toEqual(new Set(['read']))
+  })
+
+  itPostgres('an AlimTalk message killed -9 between its send and its record: every notice delivered once, as ATA', async () => {
+    const content = '#{name} 학생 출석 확인'
+    bed.fake.kakao.putTemplate({ templateId: 'KA01TP', channelId: 'KA01PF', name: 'attendance', content, status: 'APPROVED' })
+    const smsId = await insertPendingAlimtalk(bed.iso.owner, await insertTenantAndSender(bed.iso.owner), {
+      content,
+      recipients: [
+        { phone: '01012345678', variables: { name: '김민준' } },
+        { phone: '01098765432', variables: { name: '이서연' } },
+      ],
+    })
+    const groupId = await killedAt('send', { timeoutMs: 60_000, phase: 'send' })
+    expect(bed.fake.groups.get(groupId)!.status).toBe('SENDING')
+    expect(await messageState(bed.iso.owner, smsId)).toMatchObject({ status: 'PENDING', dispatchAttempts: 1 })
+
+    await settle(dispatcher(), smsId)
+    await expectSentOnce(smsId, 2)
+    expect(sentFor(smsId).map((message) => [message.type, message.text])).toEqual([
+      ['ATA', '김민준 학생 출석 확인'],
+      ['ATA', '이서연 학생 출석 확인'],
+    ])
+    const reports = sentFor(smsId).map((message) => parseDeliveryReport(bed.fake.reportOf(message)))
+    expect(await applyDeliveryReports(bed.database.db, reports)).toEqual({ processed: 2, ignored: 0 })
+    expect(await messageState(bed.iso.owner, smsId)).toMatchObject({ status: 'SENT', successCount: 2 })
   })
 
   itPostgres('a crash between creating the group and adding to it: the next holder adds to that same group and sends it', async () => {

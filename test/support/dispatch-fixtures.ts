@@ -124,3 +124,57 @@ export async function insertManyPendingMessages(
     select id from created order by id`.execute(owner)
   return rows.map((row) => row.id)
 }
+
+export interface AlimtalkSpec {
+  pfId?: string
+  providerTemplateId?: string
+  /** The template's content as acceptance froze it, `#{name}` placeholders unrendered. */
+  content: string
+  fallback?: 'SMS' | 'NONE'
+  /** The request-wide values. */
+  variables?: Record<string, string>
+  /** Each recipient's own values (defaults applied), by recipient index. */
+  recipients: { phone: string; variables: Record<string, string> }[]
+  /** The fallback's type, had it to go as SMS or LMS (acceptance sizes it). */
+  messageType?: 'SMS' | 'LMS'
+}
+
+/** SVC_SMS_PRICE_ALIMTALK's default: an AlimTalk message's price per recipient at acceptance. */
+export const ALIMTALK_PRICE = 13
+
+/** A PENDING AlimTalk message as a committed send with channel ALIMTALK leaves it, priced per recipient at 13. */
+export async function insertPendingAlimtalk(
+  owner: Kysely<DB>,
+  tenant: { tenantId: number; senderId: number },
+  spec: AlimtalkSpec,
+): Promise<number> {
+  const smsId = await insertPendingMessage(owner, {
+    ...tenant,
+    recipients: spec.recipients.map(({ phone }) => ({ phone })),
+    content: spec.content,
+    messageType: spec.messageType ?? 'SMS',
+  })
+  await owner
+    .updateTable('smsMessages')
+    .set({
+      channel: 'ALIMTALK',
+      fallback: spec.fallback ?? 'SMS',
+      kakaoTemplateId: 1,
+      kakaoPfId: spec.pfId ?? 'KA01PF',
+      kakaoProviderTemplateId: spec.providerTemplateId ?? 'KA01TP',
+      kakaoVariables: JSON.stringify(spec.variables ?? {}),
+      unitPrice: ALIMTALK_PRICE,
+      totalPrice: ALIMTALK_PRICE * spec.recipients.length,
+    })
+    .where('id', '=', smsId)
+    .execute()
+  for (const [index, recipient] of spec.recipients.entries()) {
+    await owner
+      .updateTable('smsRecipients')
+      .set({ variables: JSON.stringify(recipient.variables) })
+      .where('smsId', '=', smsId)
+      .where('recipientIndex', '=', index)
+      .execute()
+  }
+  return smsId
+}

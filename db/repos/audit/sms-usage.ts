@@ -34,6 +34,8 @@ const FIGURES = [
   ['failed', 'failed'],
   ['optedOut', 'opted_out'],
   ['verificationCodes', 'verification_codes'],
+  ['alimtalk', 'alimtalk'],
+  ['fallbacks', 'fallbacks'],
 ] as const
 
 const columns = sql.raw(FIGURES.map(([, column]) => column).join(', '))
@@ -60,7 +62,7 @@ const totalsJson = sql.raw(
  * branch is guarded by an uncorrelated test of sms_usage_zones, which the planner runs once, before either, so the
  * other branch never executes. The pending deltas are added by local day in both cases.
  * Written as JSON by PostgreSQL: Node passes two strings through instead of parsing, renaming and serialising again
- * 366 x 11 values, most of the answer's CPU in the service.
+ * 366 x 13 values, most of the answer's CPU in the service.
  */
 export async function usageReportJson(trx: TenantTx, tenantId: number, range: UsageRange): Promise<UsageReportJson> {
   const zone = sql`${range.timeZone}::text`

@@ -44,6 +44,11 @@ export type ClaimedMessage = Pick<
   | 'adOptOutNumber'
   | 'createdAt'
   | 'openGroupId'
+  | 'channel'
+  | 'fallback'
+  | 'kakaoPfId'
+  | 'kakaoProviderTemplateId'
+  | 'kakaoVariables'
 > & { tenantSlug: TenantsTable['slug'] }
 
 const CLAIMED_COLUMNS = [
@@ -59,6 +64,11 @@ const CLAIMED_COLUMNS = [
   'm.adOptOutNumber',
   'm.createdAt',
   'm.openGroupId',
+  'm.channel',
+  'm.fallback',
+  'm.kakaoPfId',
+  'm.kakaoProviderTemplateId',
+  'm.kakaoVariables',
   't.slug as tenantSlug',
 ] as const
 
@@ -173,13 +183,15 @@ export interface UnsentRecipient {
   phone: string
   name: string | null
   className: string | null
+  /** An AlimTalk recipient's own values (defaults applied at acceptance); null for SMS. */
+  variables: Record<string, string> | null
 }
 
 /** Recipients not yet handed to the provider: a recipient the provider accepted is never sent again. */
 export function findUnsentRecipients(trx: TenantTx, smsId: number): Promise<UnsentRecipient[]> {
   return trx
     .selectFrom('smsRecipients')
-    .select(['recipientIndex', 'phone', 'name', 'className'])
+    .select(['recipientIndex', 'phone', 'name', 'className', 'variables'])
     .where('smsId', '=', smsId)
     .where('deliveryStatus', '=', 'PENDING')
     .orderBy('recipientIndex')

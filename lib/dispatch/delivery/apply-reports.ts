@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { findTenantBySlug } from '../../../db/repos/tenancy/tenants.js'
-import type { DB } from '../../../db/schema.js'
+import type { DB, DeliveredVia } from '../../../db/schema.js'
+import { EnvSchema } from '../../env.js'
 import { type TenantTx, withTenant } from '../../../db/tenant-transaction.js'
 import type { DeliveryReport, ParsedDeliveryReport } from './delivery-report.js'
 import { aggregateStatus, deliveryStatusForCode, nextDeliveryStatus, type DeliveryStatus } from './delivery-status.js'
@@ -10,9 +11,28 @@ export interface ApplyResult {
   ignored: number
 }
 
+/** What a recipient delivered by an AlimTalk notice's fallback costs: SVC_SMS_PRICE_SMS and SVC_SMS_PRICE_LMS. */
+export interface FallbackPrices {
+  sms: number
+  lms: number
+}
+
+/** The settings' defaults, for callers without the service's configuration (tools, tests). */
+export const DEFAULT_FALLBACK_PRICES: FallbackPrices = {
+  sms: EnvSchema.properties.SVC_SMS_PRICE_SMS.default as number,
+  lms: EnvSchema.properties.SVC_SMS_PRICE_LMS.default as number,
+}
+
+/** How a delivered report says the recipient got it: the type the provider delivered (docs/provider.md#alimtalk-notices). */
+function deliveredViaOf(type: string | null): DeliveredVia | null {
+  if (type === 'ATA') return 'ALIMTALK'
+  return type === 'SMS' || type === 'LMS' ? type : null
+}
+
 interface RecipientChange {
   recipientIndex: number
   status: DeliveryStatus
+  deliveredVia: DeliveredVia | null
   messageId: string | null
   groupId: string | null
   statusCode: string
@@ -37,7 +57,11 @@ function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
  * are applied under that message's row lock, so success and failure counts stay exact under concurrent
  * callbacks, and the first final status of a recipient wins.
  */
-export async function applyDeliveryReports(db: Kysely<DB>, parsed: ParsedDeliveryReport[]): Promise<ApplyResult> {
+export async function applyDeliveryReports(
+  db: Kysely<DB>,
+  parsed: ParsedDeliveryReport[],
+  prices: FallbackPrices = DEFAULT_FALLBACK_PRICES,
+): Promise<ApplyResult> {
   const result: ApplyResult = { processed: 0, ignored: 0 }
   const reports: DeliveryReport[] = []
   for (const entry of parsed) {
@@ -54,7 +78,7 @@ export async function applyDeliveryReports(db: Kysely<DB>, parsed: ParsedDeliver
     await withTenant(db, tenant.id, async (trx) => {
       // Ascending message order: two concurrent batches lock rows in the same order and cannot deadlock.
       for (const [smsId, messageReports] of byMessage) {
-        const applied = await applyToMessage(trx, smsId, messageReports)
+        const applied = await applyToMessage(trx, smsId, messageReports, prices)
         result.processed += applied
         result.ignored += messageReports.length - applied
       }
@@ -63,10 +87,24 @@ export async function applyDeliveryReports(db: Kysely<DB>, parsed: ParsedDeliver
   return result
 }
 
-async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryReport[]): Promise<number> {
+async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryReport[], prices: FallbackPrices): Promise<number> {
   const message = await trx
     .selectFrom('smsMessages')
-    .select(['id', 'status', 'providerGroupId', 'openGroupId', 'recipientCount', 'optedOutCount', 'successCount', 'failCount'])
+    .select([
+      'id',
+      'status',
+      'providerGroupId',
+      'openGroupId',
+      'recipientCount',
+      'optedOutCount',
+      'successCount',
+      'failCount',
+      'channel',
+      'unitPrice',
+      'totalPrice',
+      'alimtalkCount',
+      'fallbackCount',
+    ])
     .where('id', '=', smsId)
     .forUpdate()
     .executeTakeFirst()
@@ -89,6 +127,11 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
   let delivered = 0
   let failed = 0
   let applied = 0
+  // An AlimTalk message's recipients: by Kakao, or by the fallback, which is re-priced at its SMS or LMS price. One
+  // whose AlimTalk and fallback both failed keeps its estimate (a failure costs nothing more, and nothing back).
+  let overAlimtalk = 0
+  let byFallback = 0
+  let repriced = 0
   for (const report of reports) {
     const recipient = current.get(report.recipientIndex)
     if (!recipient) continue
@@ -103,8 +146,14 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
     const next = nextDeliveryStatus(recipient.deliveryStatus, deliveryStatusForCode(report.statusCode))
     if (!next) continue
     groupId ??= report.groupId
+    const deliveredVia = next === 'DELIVERED' ? deliveredViaOf(report.type) : null
     if (next === 'DELIVERED') delivered++
     if (next === 'FAILED') failed++
+    if (message.channel === 'ALIMTALK' && deliveredVia === 'ALIMTALK') overAlimtalk++
+    if (message.channel === 'ALIMTALK' && (deliveredVia === 'SMS' || deliveredVia === 'LMS')) {
+      byFallback++
+      repriced += (deliveredVia === 'SMS' ? prices.sms : prices.lms) - message.unitPrice
+    }
     applied++
     recipient.deliveryStatus = next
     recipient.providerMessageId ??= report.messageId
@@ -112,6 +161,7 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
     changes.set(report.recipientIndex, {
       recipientIndex: report.recipientIndex,
       status: next,
+      deliveredVia,
       messageId: recipient.providerMessageId,
       groupId: recipient.providerGroupId,
       statusCode: report.statusCode,
@@ -125,11 +175,12 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
     update sms_recipients r set
       delivery_status = c.status, provider_message_id = c.message_id, provider_group_id = c.group_id,
       provider_status_code = c.status_code, provider_status_message = left(c.status_message, 200),
-      reported_at = now(), updated_at = now()
+      delivered_via = coalesce(c.delivered_via, r.delivered_via), reported_at = now(), updated_at = now()
     from unnest(${rows.map((row) => row.recipientIndex)}::int[], ${rows.map((row) => row.status)}::text[],
+                ${rows.map((row) => row.deliveredVia)}::text[],
                 ${rows.map((row) => row.messageId)}::text[], ${rows.map((row) => row.groupId)}::text[],
                 ${rows.map((row) => row.statusCode)}::text[], ${rows.map((row) => row.statusMessage)}::text[])
-      as c(recipient_index, status, message_id, group_id, status_code, status_message)
+      as c(recipient_index, status, delivered_via, message_id, group_id, status_code, status_message)
     where r.sms_id = ${smsId} and r.recipient_index = c.recipient_index`.execute(trx)
 
   const successCount = message.successCount + delivered
@@ -149,6 +200,13 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
     .set({
       successCount,
       failCount,
+      ...(overAlimtalk + byFallback > 0
+        ? {
+            alimtalkCount: message.alimtalkCount + overAlimtalk,
+            fallbackCount: message.fallbackCount + byFallback,
+            totalPrice: message.totalPrice + repriced,
+          }
+        : {}),
       providerGroupId: groupId,
       providerStatus: rows.at(-1)?.statusCode ?? null,
       updatedAt: new Date(),

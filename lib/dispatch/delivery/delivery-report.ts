@@ -15,6 +15,11 @@ export interface DeliveryReport {
   statusCode: string
   statusMessage: string | null
   dateProcessed: Date | null
+  /**
+   * The type the provider delivered (or failed) it as: `SMS`, `LMS`, or `ATA`; for an AlimTalk notice that Kakao
+   * could not deliver, the fallback's type (docs/provider.md#alimtalk-notices). Null when the report does not say.
+   */
+  type: string | null
 }
 
 export type ParsedDeliveryReport = { ok: true; report: DeliveryReport } | { ok: false; reason: string }
@@ -71,6 +76,8 @@ export function parseDeliveryReport(item: unknown): ParsedDeliveryReport {
   if (statusCode === null) return { ok: false, reason: 'statusCode missing' }
   // Longer than anything the provider sends or the columns hold: this entry alone is bad.
   if (statusCode.length > MAX_STATUS_CODE) return { ok: false, reason: 'statusCode too long' }
+  // Anything but a short word says nothing usable about how it went.
+  const type = optionalText(data.type)
   const messageId = optionalText(data.messageId)
   const groupId = optionalText(data.groupId)
   if ((messageId?.length ?? 0) > MAX_PROVIDER_ID || (groupId?.length ?? 0) > MAX_PROVIDER_ID) {
@@ -88,6 +95,7 @@ export function parseDeliveryReport(item: unknown): ParsedDeliveryReport {
       statusCode,
       statusMessage: optionalText(data.statusMessage),
       dateProcessed: toDate(data.dateProcessed),
+      type: type !== null && type.length <= 20 ? type : null,
     },
   }
 }

@@ -5,14 +5,23 @@ import type { OutgoingSms, SendRequest } from './provider.js'
 
 export const MAX_MESSAGES_PER_CALL = 10_000
 
-export interface ExtSmsMessage {
-  to: string
-  from: string
-  text: string
-  type: 'SMS' | 'LMS'
-  subject?: string
-  customFields: { svcTenant: string; svcSmsId: string; svcRecipient: string }
+interface CustomFields {
+  svcTenant: string
+  svcSmsId: string
+  svcRecipient: string
 }
+
+/** A message of send-many or a group's add call; `kakaoOptions` only on an AlimTalk notice (`ATA`). */
+export type ExtSmsMessage =
+  | { to: string; from: string; text: string; type: 'SMS' | 'LMS'; subject?: string; customFields: CustomFields }
+  | {
+      to: string
+      from: string
+      text: string
+      type: 'ATA'
+      kakaoOptions: { pfId: string; templateId: string; variables: Record<string, string>; disableSms?: true }
+      customFields: CustomFields
+    }
 
 export interface ExtSmsAddBody {
   messages: ExtSmsMessage[]
@@ -40,6 +49,12 @@ function toProviderMessage(request: SendRequest, message: OutgoingSms): ExtSmsMe
     svcTenant: request.tenantSlug,
     svcSmsId: String(request.smsId),
     svcRecipient: String(message.recipientIndex),
+  }
+  if (message.type === 'ATA') {
+    const { pfId, templateId, variables, disableSms } = message.kakao
+    // disableSms only when set: absent, the provider falls back to SMS or LMS from `from` (its default).
+    const kakaoOptions = { pfId, templateId, variables, ...(disableSms ? { disableSms: true as const } : {}) }
+    return { to: message.to, from: message.from, text: message.text, type: 'ATA', kakaoOptions, customFields }
   }
   const base = { to: message.to, from: message.from, text: message.text, type: message.type }
   // The provider refuses a subject on SMS and one over 40 bytes on LMS; cutting it beats failing the message.

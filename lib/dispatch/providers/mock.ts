@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { DeliveryReport } from '../delivery/delivery-report.js'
 import { maskPhone } from '../../sms/phone.js'
-import type { GroupEntry, SmsProvider } from './provider.js'
+import type { GroupEntry, OutgoingSms, SmsProvider } from './provider.js'
 import { providerStyleId } from './provider-ids.js'
 
 export interface MockProviderOptions {
@@ -15,6 +15,8 @@ export interface MockProviderOptions {
 interface MockGroup {
   sent: boolean
   entries: GroupEntry[]
+  /** Each taken recipient's message type, which its report names: `ATA` for an AlimTalk notice. */
+  types: Map<number, OutgoingSms['type']>
 }
 
 /**
@@ -32,7 +34,7 @@ export function createMockProvider(options: MockProviderOptions = {}): SmsProvid
     callTimeoutMs: 0,
     async createGroup() {
       const groupId = providerStyleId('G4V')
-      groups.set(groupId, { sent: false, entries: [] })
+      groups.set(groupId, { sent: false, entries: [], types: new Map() })
       return { kind: 'ok', groupId }
     },
     async addMessages(groupId, request) {
@@ -53,6 +55,7 @@ export function createMockProvider(options: MockProviderOptions = {}): SmsProvid
         statusMessage: 'accepted',
       }))
       group.entries.push(...entries)
+      for (const message of request.messages) group.types.set(message.recipientIndex, message.type)
       return { kind: 'ok', entries }
     },
     async sendGroup(groupId) {
@@ -69,6 +72,7 @@ export function createMockProvider(options: MockProviderOptions = {}): SmsProvid
     },
     async afterRecorded({ owner, groupId, taken }, report) {
       // A sent group is only read back after its answer was lost; forgetting it once reported keeps memory flat.
+      const types = groups.get(groupId)?.types
       groups.delete(groupId)
       const now = new Date()
       const reports: DeliveryReport[] = taken.map((entry) => ({
@@ -80,6 +84,8 @@ export function createMockProvider(options: MockProviderOptions = {}): SmsProvid
         statusCode: '4000',
         statusMessage: 'delivered',
         dateProcessed: now,
+        // Kakao delivers every AlimTalk notice here: reported as the live provider reports one, type ATA.
+        type: types?.get(entry.recipientIndex) ?? 'SMS',
       }))
       await report(reports)
     },

@@ -9,14 +9,23 @@ import type { DeliveryReport } from '../delivery/delivery-report.js'
  * live provider share one code path.
  */
 
-export interface OutgoingSms {
-  recipientIndex: number
-  to: string
-  from: string
-  text: string
-  type: 'SMS' | 'LMS'
-  subject?: string
+/**
+ * A KakaoTalk notice's options (docs/provider.md#alimtalk-notices): the frozen channel and provider template, and
+ * the recipient's values keyed `#{name}`. `disableSms`: no SMS or LMS when Kakao cannot deliver (fallback NONE).
+ */
+export interface AlimtalkOptions {
+  pfId: string
+  templateId: string
+  variables: Record<string, string>
+  disableSms: boolean
 }
+
+/** What one recipient is sent: an SMS or LMS, or an AlimTalk notice (`ATA`) whose text is its rendered template. */
+export type OutgoingContent =
+  | { from: string; text: string; type: 'SMS' | 'LMS'; subject?: string }
+  | { from: string; text: string; type: 'ATA'; kakao: AlimtalkOptions }
+
+export type OutgoingSms = { recipientIndex: number; to: string } & OutgoingContent
 
 /** Whose messages a group carries: named in every message's custom fields, never part of the group's id. */
 export interface GroupOwner {

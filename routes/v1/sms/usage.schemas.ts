@@ -23,6 +23,8 @@ const figures = {
   failed: Count('Recipients that failed'),
   optedOut: Count('Recipients left out as opted out (advertisements)'),
   verificationCodes: Count('The part of messages that are one-time-code SMS'),
+  alimtalk: Count('Recipients delivered over KakaoTalk (AlimTalk)'),
+  fallbacks: Count('Recipients of AlimTalk messages delivered by SMS or LMS after AlimTalk failed'),
 }
 
 const UsageFiguresSchema = Type.Object(figures)

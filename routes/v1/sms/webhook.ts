@@ -24,7 +24,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const result = await applyDeliveryReports(app.db, parseDeliveryReports(request.body))
+      const prices = { sms: app.env.SVC_SMS_PRICE_SMS, lms: app.env.SVC_SMS_PRICE_LMS }
+      const result = await applyDeliveryReports(app.db, parseDeliveryReports(request.body), prices)
       app.metrics.deliveryReports(result.processed, result.ignored)
       request.log.info(result, 'delivery reports applied')
       return result

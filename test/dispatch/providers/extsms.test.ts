@@ -10,7 +10,7 @@ import { startFakeExtSms, type FakeExtSms } from '../../support/fakes/extsms-ser
 
 const credentials = { apiKey: 'test-key', apiSecret: 'test-secret-value' }
 
-function message(recipientIndex: number, overrides: Partial<OutgoingSms> = {}): OutgoingSms {
+function message(recipientIndex: number, overrides: Partial<Extract<OutgoingSms, { type: 'SMS' | 'LMS' }>> = {}): OutgoingSms {
   return {
     recipientIndex,
     to: `0101234${String(5000 + recipientIndex).padStart(4, '0')}`,

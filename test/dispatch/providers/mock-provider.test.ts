@@ -75,6 +75,30 @@ describe('the mock provider', () => {
     expect(await provider.sendGroup(elsewhere)).toMatchObject({ kind: 'rejected' })
   })
 
+  it('reports an AlimTalk notice delivered with type ATA, an SMS or LMS with its own type', async () => {
+    const provider = createMockProvider()
+    const groupId = await newGroup(provider)
+    const notice: OutgoingSms = {
+      recipientIndex: 1,
+      to: '01012345001',
+      from: '0212345678',
+      text: '김민준 학생 출석 확인',
+      type: 'ATA',
+      kakao: { pfId: 'PF', templateId: 'TP', variables: { '#{name}': '김민준' }, disableSms: false },
+    }
+    const added = await provider.addMessages(groupId, request([message(0), notice, { ...message(2), type: 'LMS' }]))
+    if (added.kind !== 'ok') throw new Error('not added')
+    await provider.sendGroup(groupId)
+    const reports: DeliveryReport[] = []
+    const owner = { tenantSlug: 'acme', smsId: 7, kind: 'STAFF' as const }
+    await provider.afterRecorded!({ owner, groupId, taken: added.entries }, async (made) => void reports.push(...made))
+    expect(reports.map((report) => [report.recipientIndex, report.statusCode, report.type])).toEqual([
+      [0, '4000', 'SMS'],
+      [1, '4000', 'ATA'],
+      [2, '4000', 'LMS'],
+    ])
+  })
+
   it('reports every taken recipient of a sent group DELIVERED, under the owner and the group', async () => {
     const provider = createMockProvider()
     const groupId = await newGroup(provider)
@@ -96,6 +120,7 @@ describe('the mock provider', () => {
         statusCode: '4000',
         statusMessage: 'delivered',
         dateProcessed: expect.any(Date),
+        type: 'SMS',
       })),
     )
     // Reported, the group is forgotten: the mock's memory does not grow with every message sent.

@@ -175,6 +175,82 @@ describe('fake extsms server', () => {
     expect(fake.sentMessages).toEqual([])
   })
 
+  describe('AlimTalk notices (ATA)', () => {
+    const CONTENT = '#{name} 학생 출석 확인: #{time}'
+    const ata = (index: number, text: string, overrides: Record<string, unknown> = {}) => ({
+      to: `0101234${String(5000 + index)}`,
+      from: '0212345678',
+      text,
+      type: 'ATA',
+      kakaoOptions: { pfId: 'PF1', templateId: 'KA01', variables: { '#{name}': '김민준', '#{time}': '15:00' }, ...overrides },
+      customFields: { svcTenant: 'acme', svcSmsId: '1', svcRecipient: String(index) },
+    })
+    const rendered = '김민준 학생 출석 확인: 15:00'
+
+    beforeEach(() => {
+      fake.kakao.putTemplate({ templateId: 'KA01', channelId: 'PF1', name: 'attendance', content: CONTENT, status: 'APPROVED' })
+      fake.kakao.putTemplate({ templateId: 'KA02', channelId: 'PF1', name: 'inspecting', content: CONTENT, status: 'INSPECTING' })
+    })
+
+    it('takes a notice whose text is its approved template with the variables substituted', async () => {
+      const groupId = await newGroup()
+      const { body } = await add(groupId, { messages: [ata(0, rendered)] })
+      expect(body).toMatchObject({ errorCount: 0, resultList: [{ statusCode: '2000' }] })
+      await send(groupId)
+      expect(fake.sentMessages).toMatchObject([{ type: 'ATA', text: rendered, kakaoOptions: { pfId: 'PF1', templateId: 'KA01' } }])
+    })
+
+    it('refuses a text one character off the template (3108) and a template not approved, unknown or of another channel (3016)', async () => {
+      const groupId = await newGroup()
+      const { body } = await add(groupId, {
+        messages: [
+          ata(0, `${rendered}.`),
+          ata(1, rendered, { templateId: 'KA02' }),
+          ata(2, rendered, { templateId: 'KA99' }),
+          ata(3, rendered, { pfId: 'PF2' }),
+        ],
+      })
+      expect(body.resultList.map((entry: { statusCode: string }) => entry.statusCode)).toEqual(['3108', '3016', '3016', '3016'])
+      await send(groupId)
+      expect(fake.sentMessages).toEqual([])
+    })
+
+    it('validates kakaoOptions: only with ATA, string variables', async () => {
+      const groupId = await newGroup()
+      expect((await add(groupId, { messages: [{ ...ata(0, rendered), kakaoOptions: undefined }] })).status).toBe(400)
+      expect((await add(groupId, { messages: [ata(0, rendered, { variables: { '#{name}': 7 } })] })).status).toBe(400)
+      expect((await add(groupId, smsBody(1, { kakaoOptions: { pfId: 'PF1', templateId: 'KA01' } }))).status).toBe(400)
+    })
+
+    it('reports Kakao deliveries as ATA, a failing number by its SMS or LMS fallback, or as a failed ATA without one', async () => {
+      const long = 'x'.repeat(90)
+      fake.kakao.putTemplate({ templateId: 'KA03', channelId: 'PF1', name: 'long', content: `#{name} ${long}`, status: 'APPROVED' })
+      fake.kakao.failFor(['01012345001', '01012345002', '01012345003'])
+      const groupId = await newGroup()
+      await add(groupId, {
+        messages: [
+          ata(0, rendered),
+          ata(1, rendered),
+          ata(2, `김민준 ${long}`, { templateId: 'KA03' }),
+          ata(3, rendered, { disableSms: true }),
+          smsBody(1).messages[0],
+        ],
+      })
+      await send(groupId)
+      expect(fake.sentMessages.map((message) => fake.outcomeOf(message))).toEqual([
+        { type: 'ATA', statusCode: '4000' },
+        { type: 'SMS', statusCode: '4000' },
+        { type: 'LMS', statusCode: '4000' },
+        { type: 'ATA', statusCode: '3104' },
+        { type: 'SMS', statusCode: '4000' },
+      ])
+      const parsed = parseDeliveryReports(fake.sentMessages.map((message) => fake.reportOf(message)))
+      expect(parsed.map((entry) => entry.ok && [entry.report.type, entry.report.statusCode, entry.report.messageId])).toEqual(
+        fake.sentMessages.map((message) => [fake.outcomeOf(message).type, fake.outcomeOf(message).statusCode, message.messageId]),
+      )
+    })
+  })
+
   it('answers 404 for another path', async () => {
     const response = await fetch(`${fake.url}/messages/v4/list`)
     expect(response.status).toBe(404)

@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { createAuthChecker, type AuthFailure } from './extsms-auth-check.js'
+import { deliveryReport } from './extsms-reports.js'
 
 export { deliveryReport, deliveryReportBody, providerSecretHeader } from './extsms-reports.js'
 export type { DeliveryReportOptions, ReportableMessage } from './extsms-reports.js'
@@ -14,12 +15,22 @@ export type { DeliveryReportOptions, ReportableMessage } from './extsms-reports.
  * effect), and a call that never takes effect (the caller died before it was processed).
  */
 
+/** An AlimTalk notice's options as sent (docs/provider.md#alimtalk-notices). */
+export interface FakeKakaoOptions {
+  pfId: string
+  templateId: string
+  variables: Record<string, string>
+  disableSms?: boolean
+}
+
 export interface FakeIncomingMessage {
   to: string
   from: string
   text: string
-  type: 'SMS' | 'LMS'
+  type: 'SMS' | 'LMS' | 'ATA'
   subject?: string
+  /** An `ATA` message's options; absent on SMS and LMS. */
+  kakaoOptions?: FakeKakaoOptions
   customFields: Record<string, string>
 }
 
@@ -85,6 +96,17 @@ export interface FakeKakao {
   addChannel(pfId: string, searchId?: string): void
   /** Adds the template, or replaces the one of the same templateId (a status that changed at inspection). */
   putTemplate(template: FakeKakaoTemplate): void
+  /**
+   * Kakao cannot deliver to these numbers (no KakaoTalk, channel blocked): their AlimTalk notices fall back to SMS
+   * or LMS, or fail for good when `disableSms` (`reportOf`). Replaces the previous list; `[]` ends it.
+   */
+  failFor(numbers: readonly string[]): void
+}
+
+/** How the provider delivered a sent message, as its delivery report says (docs/provider.md#alimtalk-notices). */
+export interface FakeOutcome {
+  type: 'SMS' | 'LMS' | 'ATA'
+  statusCode: string
 }
 
 export interface FakeExtSms {
@@ -99,6 +121,14 @@ export interface FakeExtSms {
   /** Every valid add call as it arrived, before any held answer, including calls whose client died. */
   received: FakeRequest[]
   groups: Map<string, FakeGroup>
+  /**
+   * How a sent message ends: an SMS or LMS, or an AlimTalk notice Kakao delivers, is delivered (`4000`) as its
+   * type; a notice to a number of `kakao.failFor` goes out as SMS (text of at most 90 bytes) or LMS, delivered, or
+   * with `disableSms` fails (type `ATA`, `3104`).
+   */
+  outcomeOf(message: FakeSentMessage): FakeOutcome
+  /** The webhook element the provider posts for a sent message: its outcome, in the report's format. */
+  reportOf(message: FakeSentMessage): Record<string, unknown>
   /** Answers currently held (`timeoutMs`, `hang`) for a client that is still connected or not yet noticed gone. */
   holding(): number
   /** Resolves when the next call of `phase` arrives (before it takes effect); for killing a caller mid-attempt. */
@@ -133,7 +163,13 @@ const REFUSAL_MESSAGES: Record<string, string> = {
   '1031': 'message too long',
   '1062': 'sender not registered',
   '2062': 'sender not registered',
+  '3016': 'kakao template not approved',
+  '3104': 'not a KakaoTalk user',
+  '3108': 'text does not match the kakao template',
 }
+
+/** Kakao's limit on a notice's text, in characters (docs/provider.md#alimtalk-notices). */
+const ALIMTALK_MAX_CHARS = 1000
 
 const ERROR_CODES: Record<number, string> = {
   400: 'ValidationError',
@@ -176,13 +212,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function parseMessage(raw: unknown, index: number): FakeIncomingMessage {
   const where = `messages[${index}]`
   if (!isRecord(raw)) throw new ValidationError(`${where} is not an object`)
-  const { to, from, text, type, subject, customFields } = raw
+  const { to, from, text, type, subject, kakaoOptions, customFields } = raw
   if (typeof to !== 'string' || !/^\d{8,12}$/.test(to)) throw new ValidationError(`${where}.to must be digits`)
   if (typeof from !== 'string' || !/^\d{8,11}$/.test(from)) throw new ValidationError(`${where}.from must be digits`)
   if (typeof text !== 'string' || text === '') throw new ValidationError(`${where}.text is required`)
-  if (type !== 'SMS' && type !== 'LMS') throw new ValidationError(`${where}.type must be SMS or LMS`)
+  if (type !== 'SMS' && type !== 'LMS' && type !== 'ATA') throw new ValidationError(`${where}.type must be SMS, LMS or ATA`)
+  if ((type === 'ATA') !== (kakaoOptions !== undefined)) throw new ValidationError(`${where}.kakaoOptions goes with type ATA only`)
+  const kakao = type === 'ATA' ? parseKakaoOptions(kakaoOptions, `${where}.kakaoOptions`) : undefined
   if (subject !== undefined) {
-    if (type === 'SMS') throw new ValidationError(`${where}.subject is not allowed for SMS`)
+    if (type !== 'LMS') throw new ValidationError(`${where}.subject is not allowed for ${type}`)
     if (typeof subject !== 'string' || bytesOf(subject) > 40) throw new ValidationError(`${where}.subject too long`)
   }
   const fields: Record<string, string> = {}
@@ -195,7 +233,33 @@ function parseMessage(raw: unknown, index: number): FakeIncomingMessage {
       fields[key] = value
     }
   }
-  return { to, from, text, type, ...(subject === undefined ? {} : { subject }), customFields: fields }
+  return {
+    to,
+    from,
+    text,
+    type,
+    ...(subject === undefined ? {} : { subject }),
+    ...(kakao === undefined ? {} : { kakaoOptions: kakao }),
+    customFields: fields,
+  }
+}
+
+/** An ATA message's kakaoOptions: the SDK's shape, every variable's key and value a string. */
+function parseKakaoOptions(raw: unknown, where: string): FakeKakaoOptions {
+  if (!isRecord(raw)) throw new ValidationError(`${where} is not an object`)
+  const { pfId, templateId, variables, disableSms } = raw
+  if (typeof pfId !== 'string' || pfId === '') throw new ValidationError(`${where}.pfId is required`)
+  if (typeof templateId !== 'string' || templateId === '') throw new ValidationError(`${where}.templateId is required`)
+  if (disableSms !== undefined && typeof disableSms !== 'boolean') throw new ValidationError(`${where}.disableSms must be a boolean`)
+  const values: Record<string, string> = {}
+  if (variables !== undefined) {
+    if (!isRecord(variables)) throw new ValidationError(`${where}.variables is not an object`)
+    for (const [key, value] of Object.entries(variables)) {
+      if (typeof value !== 'string') throw new ValidationError(`${where}.variables.${key} must be a string`)
+      values[key] = value
+    }
+  }
+  return { pfId, templateId, variables: values, ...(disableSms === undefined ? {} : { disableSms }) }
 }
 
 const ACCOUNT_ID = '26081318543200'
@@ -205,9 +269,23 @@ function sdkFields(message: FakeIncomingMessage) {
   return { to: message.to, from: message.from, type: message.type, country: '82', accountId: ACCOUNT_ID }
 }
 
-function builtInRefusal(message: FakeIncomingMessage): string | null {
+function builtInRefusal(message: FakeIncomingMessage, templates: ReadonlyMap<string, FakeKakaoTemplate>): string | null {
+  if (message.type === 'ATA') return alimtalkRefusal(message, templates)
   if (message.type === 'SMS' && hasNonEucKr(message.text)) return '1029'
   return bytesOf(message.text) > (message.type === 'SMS' ? 90 : 2000) ? '1031' : null
+}
+
+/**
+ * The provider checks a notice against its template at registration: the template must be the channel's and
+ * APPROVED (else `3016`), and the text exactly its content with the variables substituted (else `3108`).
+ */
+function alimtalkRefusal(message: FakeIncomingMessage, templates: ReadonlyMap<string, FakeKakaoTemplate>): string | null {
+  const options = message.kakaoOptions!
+  const template = templates.get(options.templateId)
+  if (!template || template.channelId !== options.pfId || template.status !== 'APPROVED') return '3016'
+  const rendered = template.content.replace(/#\{[^{}]+\}/g, (placeholder) => options.variables[placeholder] ?? placeholder)
+  if (rendered !== message.text) return '3108'
+  return [...message.text].length > ALIMTALK_MAX_CHARS ? '1031' : null
 }
 
 function groupObject(group: FakeGroup, at: Date) {
@@ -312,6 +390,7 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
   const groups = new Map<string, FakeGroup>()
   const kakaoChannels = new Map<string, { pfId: string; searchId: string }>()
   const kakaoTemplates = new Map<string, FakeKakaoTemplate>()
+  let kakaoFailing = new Set<string>()
   const arrivals = new Map<FakePhase, Array<(call: FakeCall) => void>>()
   // Held answers, woken early by close() so no handler outlives the server.
   const sleepers = new Set<() => void>()
@@ -360,7 +439,7 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
     const sdk = refuse !== null && 'refuse' in refuse && refuse.omitCustomFields === true
     let errorCount = 0
     const resultList = messages.map((message) => {
-      const refusal = (refuse && 'refuse' in refuse ? refuse.refuse(message) : null) ?? builtInRefusal(message)
+      const refusal = (refuse && 'refuse' in refuse ? refuse.refuse(message) : null) ?? builtInRefusal(message, kakaoTemplates)
       const stored: FakeSentMessage = { ...message, messageId: providerId('M4V', at), groupId: group.groupId, statusCode: refusal ?? '2000' }
       group.messages.push(stored)
       if (refusal !== null) errorCount += 1
@@ -389,6 +468,13 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
       limit,
       messageList: Object.fromEntries(page.map((message) => [message.messageId, listedMessage(message, sdk)])),
     }
+  }
+
+  function outcomeOf(message: FakeSentMessage): FakeOutcome {
+    if (message.type !== 'ATA' || !kakaoFailing.has(message.to)) return { type: message.type, statusCode: '4000' }
+    if (message.kakaoOptions?.disableSms === true) return { type: 'ATA', statusCode: '3104' }
+    // The fallback ("대체 발송"): the same text from the same number, as SMS when it fits 90 bytes, else LMS.
+    return { type: bytesOf(message.text) <= 90 && !hasNonEucKr(message.text) ? 'SMS' : 'LMS', statusCode: '4000' }
   }
 
   async function handleKakao(
@@ -515,6 +601,15 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
       putTemplate(template) {
         kakaoTemplates.set(template.templateId, structuredClone(template))
       },
+      failFor(numbers) {
+        kakaoFailing = new Set(numbers)
+      },
+    },
+    outcomeOf,
+    reportOf(message) {
+      const { type, statusCode } = outcomeOf(message)
+      const statusMessage = statusCode === '4000' ? 'delivered' : (REFUSAL_MESSAGES[statusCode] ?? 'failed')
+      return deliveryReport({ ...message, type }, { statusCode, statusMessage })
     },
     requests,
     sentMessages,

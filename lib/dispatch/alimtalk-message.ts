@@ -1,0 +1,30 @@
+import type { ClaimedMessage, UnsentRecipient } from '../../db/repos/dispatch/dispatch.js'
+import { templateVariables } from '../kakao/template-variables.js'
+import type { OutgoingContent } from './providers/provider.js'
+
+/**
+ * One recipient's AlimTalk notice (docs/provider.md#alimtalk-notices). The provider refuses a text that is not its
+ * approved template with the variables substituted, so the text and the variables are made from the same values:
+ * the recipient's own over the request's. Every value is a string on the wire. A variable without a value (which
+ * acceptance refuses) stays as written, so the provider refuses that message instead of Kakao showing a blank.
+ */
+export function alimtalkContent(message: ClaimedMessage, recipient: UnsentRecipient): OutgoingContent {
+  const values: Record<string, string> = { ...message.kakaoVariables, ...recipient.variables }
+  const variables: Record<string, string> = {}
+  for (const name of templateVariables(message.content)) {
+    if (Object.hasOwn(values, name)) variables[`#{${name}}`] = String(values[name])
+  }
+  // One pass over the content: a value that itself contains `#{...}` is never substituted again.
+  const text = message.content.replace(/#\{([^{}]+)\}/g, (placeholder) => variables[placeholder] ?? placeholder)
+  return {
+    from: message.senderNumber ?? '',
+    text,
+    type: 'ATA',
+    kakao: {
+      pfId: message.kakaoPfId ?? '',
+      templateId: message.kakaoProviderTemplateId ?? '',
+      variables,
+      disableSms: message.fallback === 'NONE',
+    },
+  }
+}
