@@ -26,6 +26,8 @@ import { pooler } from './scenarios/pooler.js'
 import { refresh } from './scenarios/refresh.js'
 import { scale } from './scenarios/scale.js'
 import { send10k } from './scenarios/send-10k.js'
+import { alimtalkSend } from './scenarios/alimtalk-send.js'
+import { alimtalkDispatch } from './scenarios/alimtalk-dispatch.js'
 import { signingKeys } from './scenarios/signing-keys.js'
 import { usage } from './scenarios/usage.js'
 import { webhooks } from './scenarios/webhooks.js'
@@ -40,6 +42,8 @@ const SCENARIOS: [string, Scenario][] = [
   ['audit-log', auditLog],
   ['usage', usage],
   ['send-10k', send10k],
+  ['alimtalk-send', alimtalkSend],
+  ['alimtalk-dispatch', alimtalkDispatch],
   ['advertisement', advertisement],
   ['dispatch', dispatch],
   ['webhooks', webhooks],

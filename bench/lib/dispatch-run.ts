@@ -73,10 +73,16 @@ export interface DispatchRun {
   noise: string | null
 }
 
-export async function dispatchOnce(database: BenchDatabase, instances: RunningProcess[], fake: ChildProcess, messages: number): Promise<DispatchRun> {
+export async function dispatchOnce(
+  database: BenchDatabase,
+  instances: RunningProcess[],
+  fake: ChildProcess,
+  messages: number,
+  channel: 'SMS' | 'ALIMTALK' = 'SMS',
+): Promise<DispatchRun> {
   const tenant = await insertTenantAndSender(database.owner)
   await quiet()
-  await insertDueMessages(database.owner, tenant, messages, benchConfig.dispatchRecipients)
+  await insertDueMessages(database.owner, tenant, messages, benchConfig.dispatchRecipients, channel)
   const recipients = messages * benchConfig.dispatchRecipients
   const watch: Record<string, number> = { fake: fake.pid! }
   instances.forEach((instance, i) => (watch[`instance ${i + 1}`] = instance.pid))

@@ -7,12 +7,16 @@
  * send, read back), as a provider across the internet would take.
  */
 import { startFakeExtSms } from '../../test/support/fakes/extsms-server.js'
+import { BENCH_KAKAO_CHANNEL, BENCH_KAKAO_CONTENT, BENCH_KAKAO_TEMPLATE } from './kakao-template.js'
 
 const fake = await startFakeExtSms({
   apiKey: process.env.FAKE_API_KEY ?? '',
   apiSecret: process.env.FAKE_API_SECRET ?? '',
   latencyMs: Number(process.env.FAKE_LATENCY_MS ?? 0),
 })
+// The AlimTalk template bench/lib/seed.ts's notices are sent with (the dispatch benchmark of KakaoTalk notices).
+fake.kakao.addChannel(BENCH_KAKAO_CHANNEL)
+fake.kakao.putTemplate({ templateId: BENCH_KAKAO_TEMPLATE, channelId: BENCH_KAKAO_CHANNEL, name: 'Bench', content: BENCH_KAKAO_CONTENT, status: 'APPROVED' })
 console.log(JSON.stringify({ url: fake.url }))
 
 // The fake keeps every call, message and group; a benchmark needs none of them, so they are dropped as they come.

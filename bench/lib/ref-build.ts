@@ -87,7 +87,9 @@ async function extractProviderFake(commit: string): Promise<string> {
   const archive = join(dir, 'fake.tar')
   // The fake moved from test/fakes/ to test/support/fakes/: a commit from before the move has the old folder.
   const fakes = (await git('ls-tree', '--name-only', commit, 'test/support/fakes')) ? 'test/support/fakes' : 'test/fakes'
-  await git('archive', '--format=tar', `--output=${archive}`, commit, 'bench/lib/fake-provider.ts', fakes)
+  // The fake registers the benchmark's AlimTalk template from its own module, in commits that have it.
+  const template = (await git('ls-tree', '--name-only', commit, 'bench/lib/kakao-template.ts')) ? ['bench/lib/kakao-template.ts'] : []
+  await git('archive', '--format=tar', `--output=${archive}`, commit, 'bench/lib/fake-provider.ts', ...template, fakes)
   await run('tar', ['-xf', archive, '-C', dir])
   await rm(archive)
   return join(dir, 'bench', 'lib', 'fake-provider.ts')

@@ -2,6 +2,7 @@ import bcrypt from 'bcrypt'
 import { sql, type Kysely } from 'kysely'
 import { randomInt } from 'node:crypto'
 import type { DB } from '../../db/schema.js'
+import { BENCH_KAKAO_CHANNEL, BENCH_KAKAO_CONTENT, BENCH_KAKAO_TEMPLATE } from './kakao-template.js'
 import { checkDigit } from '../../lib/tenancy/business-number.js'
 import { ACCESS_COOKIE, REFRESH_COOKIE } from '../../lib/sign-in/cookies.js'
 
@@ -141,18 +142,26 @@ export async function insertDueMessages(
   tenant: { tenantId: number; senderId: number },
   count: number,
   recipients: number,
+  channel: 'SMS' | 'ALIMTALK' = 'SMS',
 ): Promise<void> {
+  // A KakaoTalk notice names the fake's approved template; its values are the message's time and each
+  // recipient's name and class, so every recipient's text differs as a real notice's does.
+  const alimtalk = channel === 'ALIMTALK'
   await sql`
     with created as (
       insert into sms_messages (tenant_id, sender_id, sender_number, recipient_type, recipient_count, title, content,
-                                message_type, estimated_segments, unit_price, total_price, provider, next_attempt_at)
-      select ${tenant.tenantId}, ${tenant.senderId}, '0212345678', 'GUARDIAN', ${recipients}, 'Notice', 'Hello {name}',
-             'SMS', ${recipients}, 20, 20 * ${recipients}, 'extsms', now()
+                                message_type, estimated_segments, unit_price, total_price, provider, next_attempt_at,
+                                channel, fallback, kakao_template_id, kakao_pf_id, kakao_provider_template_id, kakao_variables)
+      select ${tenant.tenantId}, ${tenant.senderId}, '0212345678', 'GUARDIAN', ${recipients}, 'Notice',
+             ${alimtalk ? BENCH_KAKAO_CONTENT : 'Hello {name}'}, ${alimtalk ? 'LMS' : 'SMS'}, ${recipients}, ${alimtalk ? 13 : 20},
+             ${alimtalk ? 13 : 20}::int * ${recipients}::int, 'extsms', now(), ${channel}, ${alimtalk ? 'SMS' : null},
+             ${alimtalk ? 1 : null}, ${alimtalk ? BENCH_KAKAO_CHANNEL : null}, ${alimtalk ? BENCH_KAKAO_TEMPLATE : null},
+             ${alimtalk ? JSON.stringify({ time: '16:02' }) : null}::jsonb
       from generate_series(1, ${count})
       returning id
     )
-    insert into sms_recipients (tenant_id, sms_id, recipient_index, phone, name, recipient_role)
+    insert into sms_recipients (tenant_id, sms_id, recipient_index, phone, name, recipient_role, variables)
     select ${tenant.tenantId}, created.id, r, '010' || lpad((10000000 + (created.id * ${recipients} + r) % 90000000)::text, 8, '0'),
-           'n' || r, 'GUARDIAN'
+           'n' || r, 'GUARDIAN', case when ${alimtalk}::boolean then jsonb_build_object('name', 'n' || r, 'className', 'Math A') end
     from created cross join generate_series(0, ${recipients - 1}) r`.execute(owner)
 }
