@@ -1,5 +1,5 @@
 import type { ClaimedMessage, UnsentRecipient } from '../../db/repos/dispatch/dispatch.js'
-import { templateVariables } from '../kakao/template-variables.js'
+import { renderAlimtalk, templateVariables } from '../kakao/template-variables.js'
 import type { OutgoingContent } from './providers/provider.js'
 
 /**
@@ -14,8 +14,7 @@ export function alimtalkContent(message: ClaimedMessage, recipient: UnsentRecipi
   for (const name of templateVariables(message.content)) {
     if (Object.hasOwn(values, name)) variables[`#{${name}}`] = String(values[name])
   }
-  // One pass over the content: a value that itself contains `#{...}` is never substituted again.
-  const text = message.content.replace(/#\{([^{}]+)\}/g, (placeholder) => variables[placeholder] ?? placeholder)
+  const text = renderAlimtalk(message.content, values)
   return {
     from: message.senderNumber ?? '',
     text,

@@ -4,6 +4,7 @@ import type { AlimtalkFallback, SmsChannel, SmsPurpose, StoredRecipient } from '
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import { AppError, type FieldError } from '../errors.js'
 import { isEucKrText, smsByteLength, SMS_MAX_BYTES, type MessageEstimate } from '../sms/sizing.js'
+import { renderAlimtalk } from './template-variables.js'
 
 /** A KakaoTalk notice's text after rendering, for any recipient, is at most this many characters. */
 export const ALIMTALK_MAX_CHARACTERS = 1000
@@ -94,18 +95,6 @@ export async function sendChannel(trx: TenantTx, body: ChannelFields): Promise<S
   }
 }
 
-const VARIABLE = /#\{([^{}]+)\}/g
-
-/** `content` with each `#{name}` replaced by its value; a value is inserted as written and never scanned again. */
-export function renderAlimtalk(content: string, values: Variables): string {
-  return content.replace(VARIABLE, (match, name: string) => valueOf(values, name) ?? match)
-}
-
-/** Own values only: a variable named `constructor` has no value unless one is given. */
-function valueOf(values: Variables, name: string): string | undefined {
-  return Object.hasOwn(values, name) ? values[name] : undefined
-}
-
 /** A recipient of an AlimTalk with what the hand-over needs of it and the text it gets. */
 export type AlimtalkRecipient<R extends StoredRecipient> = R & { variables: Variables; text: string }
 
@@ -133,7 +122,7 @@ export function personalise<R extends StoredRecipient>(
     }
     const variables = { ...defaults, ...own }
     const values = { ...alimtalk.variables, ...variables }
-    const missing = alimtalk.templateVariables.find((name) => valueOf(values, name) === undefined)
+    const missing = alimtalk.templateVariables.find((name) => !Object.hasOwn(values, name))
     if (missing !== undefined) {
       throw new AppError('KAKAO_VARIABLES_MISSING', `The template variable #{${missing}} has no value for recipient ${index}.`, {
         errors: [{ field: `variables.${missing}`, message: `has no value for recipient ${index}` }],

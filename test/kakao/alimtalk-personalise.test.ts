@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { StoredRecipient } from '../../db/schema.js'
-import { alimtalkEstimate, personalise, renderAlimtalk, type AlimtalkDraft } from '../../lib/kakao/alimtalk-send.js'
+import { alimtalkEstimate, personalise, type AlimtalkDraft } from '../../lib/kakao/alimtalk-send.js'
+import { renderAlimtalk } from '../../lib/kakao/template-variables.js'
 
 const recipient = (name: string | null, className: string | null = null): StoredRecipient => ({
   phone: '01012345678',
