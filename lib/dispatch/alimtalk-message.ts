@@ -1,5 +1,5 @@
 import type { ClaimedMessage, UnsentRecipient } from '../../db/repos/dispatch/dispatch.js'
-import { renderAlimtalk, templateVariables } from '../kakao/template-variables.js'
+import { kakaoText, layeredValue, renderAlimtalk } from '../kakao/template-variables.js'
 import type { OutgoingContent } from './providers/provider.js'
 
 /**
@@ -9,12 +9,13 @@ import type { OutgoingContent } from './providers/provider.js'
  * acceptance refuses) stays as written, so the provider refuses that message instead of Kakao showing a blank.
  */
 export function alimtalkContent(message: ClaimedMessage, recipient: UnsentRecipient): OutgoingContent {
-  const values: Record<string, string> = { ...message.kakaoVariables, ...recipient.variables }
+  const layers = [message.kakaoVariables ?? {}, recipient.variables ?? {}]
   const variables: Record<string, string> = {}
-  for (const name of templateVariables(message.content)) {
-    if (Object.hasOwn(values, name)) variables[`#{${name}}`] = String(values[name])
+  for (const name of kakaoText(message.content).variables) {
+    const value = layeredValue(layers, name)
+    if (value !== undefined) variables[`#{${name}}`] = String(value)
   }
-  const text = renderAlimtalk(message.content, values)
+  const text = renderAlimtalk(message.content, ...layers)
   return {
     from: message.senderNumber ?? '',
     text,

@@ -4,7 +4,8 @@ import type { AlimtalkFallback, SmsChannel, SmsPurpose, StoredRecipient } from '
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import { AppError, type FieldError } from '../errors.js'
 import { isEucKrText, smsByteLength, SMS_MAX_BYTES, type MessageEstimate } from '../sms/sizing.js'
-import { renderAlimtalk } from './template-variables.js'
+import { characterCount } from '../text/character-count.js'
+import { layeredValue, renderAlimtalk } from './template-variables.js'
 
 /** A KakaoTalk notice's text after rendering, for any recipient, is at most this many characters. */
 export const ALIMTALK_MAX_CHARACTERS = 1000
@@ -96,48 +97,62 @@ export async function sendChannel(trx: TenantTx, body: ChannelFields): Promise<S
 }
 
 /** A recipient of an AlimTalk with what the hand-over needs of it and the text it gets. */
-export type AlimtalkRecipient<R extends StoredRecipient> = R & { variables: Variables; text: string }
+export type AlimtalkRecipient = StoredRecipient & { variables: Variables; text: string }
+
+const NO_VARIABLES: Variables = Object.freeze({}) as Variables
 
 /**
  * Each recipient's values and text. Its own variables win over the request's, which win over the defaults `name`
  * and `className` (the recipient's fields). What is stored per recipient is its own values plus the defaults the
- * request did not override, so the hand-over renders `{...message variables, ...recipient variables}` and needs
- * nothing else. A template variable without a value for some recipient, or a text over 1,000 characters, refuses
- * the send, naming the variable or the limit and the recipient's place in the list.
+ * request did not override, so the hand-over renders the message's values under the recipient's and needs nothing
+ * else. A template variable without a value for some recipient, or a text over 1,000 characters, refuses the send,
+ * naming the variable or the limit and the recipient's place in the list. Objects are written out field by field,
+ * not spread: a spread costs a microsecond or two, and a send has 10,000 recipients.
  */
-export function personalise<R extends StoredRecipient>(
-  content: string,
-  recipients: readonly R[],
-  alimtalk: AlimtalkDraft,
-): AlimtalkRecipient<R>[] {
-  const usesName = alimtalk.templateVariables.includes('name')
-  const usesClassName = alimtalk.templateVariables.includes('className')
-  return recipients.map((recipient, index) => {
-    const own = alimtalk.recipientVariables[index] ?? {}
-    const defaults: Variables = {}
-    const given = (name: string) => Object.hasOwn(own, name) || Object.hasOwn(alimtalk.variables, name)
-    if (usesName && recipient.name !== null && !given('name')) defaults.name = recipient.name
-    if (usesClassName && recipient.className !== null && !given('className')) {
-      defaults.className = recipient.className
+export function personalise(content: string, recipients: readonly StoredRecipient[], alimtalk: AlimtalkDraft): AlimtalkRecipient[] {
+  const shared = alimtalk.variables
+  // A default applies only where the request does not give the value (and the recipient's own wins over both).
+  const defaultName = alimtalk.templateVariables.includes('name') && !Object.hasOwn(shared, 'name')
+  const defaultClassName = alimtalk.templateVariables.includes('className') && !Object.hasOwn(shared, 'className')
+  const personalised: AlimtalkRecipient[] = new Array(recipients.length)
+  for (let index = 0; index < recipients.length; index++) {
+    const recipient = recipients[index]!
+    const own = alimtalk.recipientVariables[index] ?? NO_VARIABLES
+    const name = defaultName && recipient.name !== null && !Object.hasOwn(own, 'name')
+    const className = defaultClassName && recipient.className !== null && !Object.hasOwn(own, 'className')
+    let variables = own
+    if (name || className) {
+      variables = {}
+      if (name) variables.name = recipient.name!
+      if (className) variables.className = recipient.className!
+      Object.assign(variables, own)
     }
-    const variables = { ...defaults, ...own }
-    const values = { ...alimtalk.variables, ...variables }
-    const missing = alimtalk.templateVariables.find((name) => !Object.hasOwn(values, name))
-    if (missing !== undefined) {
-      throw new AppError('KAKAO_VARIABLES_MISSING', `The template variable #{${missing}} has no value for recipient ${index}.`, {
-        errors: [{ field: `variables.${missing}`, message: `has no value for recipient ${index}` }],
-      })
+    for (const variable of alimtalk.templateVariables) {
+      if (layeredValue([shared, variables], variable) === undefined) {
+        throw new AppError('KAKAO_VARIABLES_MISSING', `The template variable #{${variable}} has no value for recipient ${index}.`, {
+          errors: [{ field: `variables.${variable}`, message: `has no value for recipient ${index}` }],
+        })
+      }
     }
-    const text = renderAlimtalk(content, values)
-    const characters = [...text].length
+    const text = renderAlimtalk(content, shared, variables)
+    const characters = characterCount(text)
     if (characters > ALIMTALK_MAX_CHARACTERS) {
       throw new AppError(
         'CONTENT_TOO_LONG',
         `The rendered AlimTalk is ${characters} characters for recipient ${index}; the limit is ${ALIMTALK_MAX_CHARACTERS} characters.`,
       )
     }
-    return { ...recipient, variables, text }
-  })
+    personalised[index] = {
+      phone: recipient.phone,
+      name: recipient.name,
+      studentId: recipient.studentId,
+      className: recipient.className,
+      recipientRole: recipient.recipientRole,
+      variables: variables === NO_VARIABLES ? {} : variables,
+      text,
+    }
+  }
+  return personalised
 }
 
 /**

@@ -45,35 +45,38 @@ export function smsByteLength(text: string): number {
   return bytes
 }
 
-let eucKrCharacters: Set<number> | null = null
+let eucKrCharacters: Uint8Array | null = null
 
 /**
  * The double-byte characters of EUC-KR (KS X 1001: lead and trail bytes 0xA1-0xFE), read once from the WHATWG
- * decoder. Strict KS X 1001, not the CP949 extension: a character the provider might refuse for SMS (1029) is
- * sent as LMS, which costs more but is delivered.
+ * decoder, as one flag per UTF-16 code unit (64 KiB): a lookup per character of every text sized. Strict KS X 1001,
+ * not the CP949 extension: a character the provider might refuse for SMS (1029) is sent as LMS, which costs more
+ * but is delivered. All of them are in the Basic Multilingual Plane.
  */
-function eucKrSet(): Set<number> {
+function eucKrTable(): Uint8Array {
   if (eucKrCharacters) return eucKrCharacters
   const bytes: number[] = []
   for (let lead = 0xa1; lead <= 0xfe; lead++) for (let trail = 0xa1; trail <= 0xfe; trail++) bytes.push(lead, trail)
-  const set = new Set<number>()
-  for (const char of new TextDecoder('euc-kr').decode(Uint8Array.from(bytes))) {
-    if (char !== '\uFFFD') set.add(char.codePointAt(0)!)
-  }
-  eucKrCharacters = set
-  return set
+  const table = new Uint8Array(0x10000)
+  const decoded = new TextDecoder('euc-kr').decode(Uint8Array.from(bytes))
+  for (let i = 0; i < decoded.length; i++) table[decoded.charCodeAt(i)] = 1
+  table[0xfffd] = 0
+  eucKrCharacters = table
+  return table
 }
 
-/** Whether every character can go out as SMS: ASCII or EUC-KR. Emoji, lone surrogates and the like cannot. */
+/**
+ * Whether every character can go out as SMS: ASCII or EUC-KR. Emoji, lone surrogates and the like cannot: EUC-KR
+ * has nothing outside the Basic Multilingual Plane, so any surrogate code unit answers no.
+ */
 export function isEucKrText(text: string): boolean {
+  let table: Uint8Array | null = null
   for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) <= 0x7f) continue
-    const set = eucKrSet()
-    for (const char of text.slice(i)) {
-      const code = char.codePointAt(0)!
-      if (code > 0x7f && !set.has(code)) return false
-    }
-    return true
+    const unit = text.charCodeAt(i)
+    if (unit <= 0x7f) continue
+    if (unit >= 0xd800 && unit <= 0xdfff) return false
+    table ??= eucKrTable()
+    if (table[unit] === 0) return false
   }
   return true
 }
