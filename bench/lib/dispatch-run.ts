@@ -13,7 +13,7 @@ import { cpuSnapshot, cpuUse, describeCpu } from './cpu.js'
 import type { BenchDatabase } from './database.js'
 import { log, noiseIn, NOISY_RUN_RETRIES, quiet } from './load.js'
 import { insertDueMessages } from './seed.js'
-import { REPO_ROOT, TSX_IMPORT, type RunningProcess } from './service.js'
+import { profileOptions, REPO_ROOT, TSX_IMPORT, type RunningProcess } from './service.js'
 
 const API_KEY = 'BENCHKEY0000000000'
 const API_SECRET = 'bench-secret-0123456789abcdef0123456789'
@@ -44,7 +44,7 @@ export function dispatchMessagesAt(latencyMs: number): number {
 }
 
 export async function startFake(latencyMs: number, script = FAKE_PROVIDER_SCRIPT): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawnTracked(process.execPath, ['--import', TSX_IMPORT, script], {
+  const child = spawnTracked(process.execPath, [...(await profileOptions('fake-provider')), '--import', TSX_IMPORT, script], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', FAKE_API_KEY: API_KEY, FAKE_API_SECRET: API_SECRET, FAKE_LATENCY_MS: String(latencyMs) },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,6 +1,6 @@
 import type { ClaimedMessage, UnsentRecipient } from '../../db/repos/dispatch/dispatch.js'
 import { kakaoText, layeredValue, renderAlimtalk } from '../kakao/template-variables.js'
-import type { OutgoingContent } from './providers/provider.js'
+import type { OutgoingSms } from './providers/provider.js'
 
 /**
  * One recipient's AlimTalk notice (docs/provider.md#alimtalk-notices). The provider refuses a text that is not its
@@ -8,7 +8,7 @@ import type { OutgoingContent } from './providers/provider.js'
  * the recipient's own over the request's. Every value is a string on the wire. A variable without a value (which
  * acceptance refuses) stays as written, so the provider refuses that message instead of Kakao showing a blank.
  */
-export function alimtalkContent(message: ClaimedMessage, recipient: UnsentRecipient): OutgoingContent {
+export function alimtalkMessage(message: ClaimedMessage, recipient: UnsentRecipient): OutgoingSms {
   const layers = [message.kakaoVariables ?? {}, recipient.variables ?? {}]
   const variables: Record<string, string> = {}
   for (const name of kakaoText(message.content).variables) {
@@ -17,6 +17,8 @@ export function alimtalkContent(message: ClaimedMessage, recipient: UnsentRecipi
   }
   const text = renderAlimtalk(message.content, ...layers)
   return {
+    recipientIndex: recipient.recipientIndex,
+    to: recipient.phone,
     from: message.senderNumber ?? '',
     text,
     type: 'ATA',

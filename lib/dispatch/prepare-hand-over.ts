@@ -11,8 +11,8 @@ import {
 import { releaseDailyRecipients } from '../../db/repos/sms/sms-quota.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import { advertisementSubject, frameAdvertisement } from '../advertising/advertising.js'
-import type { GroupOwner, OutgoingContent, SendRequest } from './providers/provider.js'
-import { alimtalkContent } from './alimtalk-message.js'
+import type { GroupOwner, OutgoingSms, SendRequest } from './providers/provider.js'
+import { alimtalkMessage } from './alimtalk-message.js'
 import { renderContent, type RenderFields } from '../sms/sizing.js'
 import type { OutcomeWriter } from './attempt-outcome.js'
 
@@ -63,17 +63,14 @@ async function leaveOutLateOptOuts(trx: TenantTx, tenantId: number, message: Cla
   await releaseDailyRecipients(trx, tenantId, { at: message.createdAt, timeZone }, listed)
 }
 
-/** The recipients still to send (PENDING), each with its message as `compose` makes it. */
+/** The recipients still to send (PENDING), each with its message as `compose` makes it (one object per recipient). */
 async function requestOf(
   trx: TenantTx,
   owner: GroupOwner,
-  compose: (recipient: UnsentRecipient) => OutgoingContent,
+  compose: (recipient: UnsentRecipient) => OutgoingSms,
 ): Promise<SendRequest> {
   const recipients = await findUnsentRecipients(trx, owner.smsId)
-  return {
-    ...owner,
-    messages: recipients.map((recipient) => ({ recipientIndex: recipient.recipientIndex, to: recipient.phone, ...compose(recipient) })),
-  }
+  return { ...owner, messages: recipients.map(compose) }
 }
 
 /**
@@ -91,7 +88,7 @@ export async function prepareHandOver(trx: TenantTx, claim: Claim, settings: Han
     if (unsent && reason !== null && unsent.openGroupId !== null) {
       // Only read back, never sent: the recipients' numbers are all it needs.
       const owner = { tenantSlug: unsent.tenantSlug, smsId: claim.smsId, kind: unsent.kind }
-      const request = await requestOf(trx, owner, () => ({ from: '', text: '', type: 'SMS' }))
+      const request = await requestOf(trx, owner, (recipient) => ({ recipientIndex: recipient.recipientIndex, to: recipient.phone, from: '', text: '', type: 'SMS' }))
       return { attempt: unsent.dispatchAttempts, openGroupId: unsent.openGroupId, sendNothingNew: reason, request }
     }
     if (unsent && reason !== null) await outcomes.failUnsendable(trx, claim, unsent.dispatchAttempts, reason)
@@ -104,14 +101,17 @@ export async function prepareHandOver(trx: TenantTx, claim: Claim, settings: Han
   const textFor = messageText(message)
   const owner = { tenantSlug: message.tenantSlug, smsId: message.id, kind: message.kind }
   // An AlimTalk message travels in the same groups, claims and hand-over as SMS; only each recipient's message differs.
+  const subject = message.messageType === 'LMS' ? messageSubject(message) : undefined
   const request = await requestOf(trx, owner, (recipient) =>
     message.channel === 'ALIMTALK'
-      ? alimtalkContent(message, recipient)
+      ? alimtalkMessage(message, recipient)
       : {
+          recipientIndex: recipient.recipientIndex,
+          to: recipient.phone,
           from: message.senderNumber ?? '',
           text: textFor(recipient),
           type: message.messageType,
-          ...(message.messageType === 'LMS' ? { subject: messageSubject(message) } : {}),
+          subject,
         },
   )
   return { attempt: message.dispatchAttempts, openGroupId: message.openGroupId, sendNothingNew: null, request }

@@ -53,15 +53,15 @@ function toProviderMessage(request: SendRequest, message: OutgoingSms): ExtSmsMe
   if (message.type === 'ATA') {
     const { pfId, templateId, variables, disableSms } = message.kakao
     // disableSms only when set: absent, the provider falls back to SMS or LMS from `from` (its default).
-    const kakaoOptions = { pfId, templateId, variables, ...(disableSms ? { disableSms: true as const } : {}) }
+    const kakaoOptions = disableSms ? { pfId, templateId, variables, disableSms: true as const } : { pfId, templateId, variables }
     return { to: message.to, from: message.from, text: message.text, type: 'ATA', kakaoOptions, customFields }
   }
-  const base = { to: message.to, from: message.from, text: message.text, type: message.type }
   // The provider refuses a subject on SMS and one over 40 bytes on LMS; cutting it beats failing the message.
   if (message.type === 'LMS' && message.subject) {
-    return { ...base, subject: truncateToBytes(message.subject, LMS_SUBJECT_MAX_BYTES), customFields }
+    const subject = truncateToBytes(message.subject, LMS_SUBJECT_MAX_BYTES)
+    return { to: message.to, from: message.from, text: message.text, type: message.type, subject, customFields }
   }
-  return { ...base, customFields }
+  return { to: message.to, from: message.from, text: message.text, type: message.type, customFields }
 }
 
 export function addBody(request: SendRequest): ExtSmsAddBody {
