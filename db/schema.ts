@@ -576,6 +576,8 @@ export interface KakaoTemplatesTable {
   /** As the provider gave them; written as JSON text. */
   buttons: ColumnType<unknown[], string | undefined, string>
   status: KakaoTemplateStatus
+  /** The channel the copy was read under (null: none linked since); only that channel can send it. */
+  pfId: string | null
   refreshedAt: DefaultedTimestamp
   createdAt: Generated<Date>
 }

@@ -49,7 +49,8 @@ function invalid(errors: FieldError[]): AppError {
 /**
  * The body's channel rules (docs/api.md#sending-alimtalk). SMS: `content` required as always, the AlimTalk fields
  * refused. ALIMTALK: `content` and `templateId` absent, an informational notice only, a template of the tenant that the
- * provider APPROVED, and a linked channel (409 here: a state to fix first, where reading the channel answers 404).
+ * provider APPROVED, and a linked channel (409 here: a state to fix first, where reading the channel answers 404) that
+ * the template was imported under.
  * `null` counts as absent, as elsewhere in a send.
  */
 export async function sendChannel(trx: TenantTx, body: ChannelFields): Promise<SendChannel> {
@@ -82,6 +83,13 @@ export async function sendChannel(trx: TenantTx, body: ChannelFields): Promise<S
   }
   const channel = await findKakaoChannel(trx)
   if (!channel) throw new AppError('KAKAO_CHANNEL_NOT_FOUND', 'Link a Kakao channel before sending AlimTalk.', { status: 409 })
+  // A copy read under a channel since replaced: the provider would refuse it for the linked channel.
+  if (template.pfId !== channel.pfId) {
+    throw new AppError(
+      'KAKAO_TEMPLATE_UNKNOWN',
+      `Kakao template ${template.id} was imported under another channel than the linked one; import the linked channel's template.`,
+    )
+  }
   return {
     content: template.content,
     alimtalk: {

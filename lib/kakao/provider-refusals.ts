@@ -43,5 +43,5 @@ export function copyOfChannel(template: KakaoTemplate, channel: KakaoChannelReco
   if (!channel) throw channelMissing()
   if (template.channelId !== channel.pfId) throw templateUnknown(template.templateId)
   const { templateId, name, content, buttons, status } = template
-  return { providerTemplateId: templateId, name, content, variables: templateVariables(content), buttons, status }
+  return { providerTemplateId: templateId, name, content, variables: templateVariables(content), buttons, status, pfId: channel.pfId }
 }

@@ -159,6 +159,14 @@ describe('POST /v1/sms/send with channel ALIMTALK', () => {
       expectProblem(await kakao.getChannel(owner), 404, 'KAKAO_CHANNEL_NOT_FOUND')
     })
 
+    it('answers KAKAO_TEMPLATE_UNKNOWN (409) for a template imported under a channel since replaced, and sends it again under that channel', async () => {
+      const { tenant, owner, manager, ids } = await kakaoAcademy()
+      expect((await kakao.putChannel(owner, { pfId: 'another-channel' })).statusCode).toBe(200)
+      await refused(manager, tenant, alimtalk(ids['mock-attendance']!), 409, 'KAKAO_TEMPLATE_UNKNOWN')
+      expect((await kakao.putChannel(owner, { pfId: MOCK_KAKAO_CHANNEL })).statusCode).toBe(200)
+      expect((await send(app.current, manager, alimtalk(ids['mock-attendance']!))).statusCode).toBe(201)
+    })
+
     it('answers ALIMTALK_NOT_FOR_ADVERTISING (400) for an advertisement', async () => {
       const { tenant, manager, ids } = await kakaoAcademy()
       await refused(manager, tenant, alimtalk(ids['mock-attendance']!, { purpose: 'ADVERTISEMENT' }), 400, 'ALIMTALK_NOT_FOR_ADVERTISING')

@@ -5,9 +5,9 @@ import type { TenantTx } from '../../tenant-transaction.js'
 export type KakaoTemplateRecord = Omit<Selectable<KakaoTemplatesTable>, 'tenantId' | 'createdAt'>
 
 /** What the provider says of a template, as stored. */
-export type KakaoTemplateCopy = Pick<KakaoTemplateRecord, 'providerTemplateId' | 'name' | 'content' | 'variables' | 'buttons' | 'status'>
+export type KakaoTemplateCopy = Pick<KakaoTemplateRecord, 'providerTemplateId' | 'name' | 'content' | 'variables' | 'buttons' | 'status' | 'pfId'>
 
-const COLUMNS = ['id', 'providerTemplateId', 'name', 'content', 'variables', 'buttons', 'status', 'refreshedAt'] as const
+const COLUMNS = ['id', 'providerTemplateId', 'name', 'content', 'variables', 'buttons', 'status', 'pfId', 'refreshedAt'] as const
 
 /** The tenant's templates, newest import first. */
 export function listKakaoTemplates(trx: TenantTx): Promise<KakaoTemplateRecord[]> {
@@ -28,13 +28,13 @@ export async function saveKakaoTemplate(
   copy: KakaoTemplateCopy,
 ): Promise<{ record: KakaoTemplateRecord; created: boolean }> {
   const { rows } = await sql<KakaoTemplateRecord & { created: boolean }>`
-    insert into kakao_templates as t (tenant_id, provider_template_id, name, content, variables, buttons, status)
+    insert into kakao_templates as t (tenant_id, provider_template_id, name, content, variables, buttons, status, pf_id)
     values (${tenantId}, ${copy.providerTemplateId}, ${copy.name}, ${copy.content}, ${copy.variables}::text[],
-            ${JSON.stringify(copy.buttons)}::jsonb, ${copy.status})
+            ${JSON.stringify(copy.buttons)}::jsonb, ${copy.status}, ${copy.pfId})
     on conflict (tenant_id, provider_template_id) do update
       set name = excluded.name, content = excluded.content, variables = excluded.variables,
-          buttons = excluded.buttons, status = excluded.status, refreshed_at = now()
-    returning t.id, t.provider_template_id, t.name, t.content, t.variables, t.buttons, t.status, t.refreshed_at,
+          buttons = excluded.buttons, status = excluded.status, pf_id = excluded.pf_id, refreshed_at = now()
+    returning t.id, t.provider_template_id, t.name, t.content, t.variables, t.buttons, t.status, t.pf_id, t.refreshed_at,
               (xmax = 0) as created`.execute(trx)
   const { created, ...record } = rows[0]!
   return { record, created }
@@ -50,6 +50,7 @@ export function refreshKakaoTemplate(trx: TenantTx, id: number, copy: KakaoTempl
       variables: sql<string[]>`${copy.variables}::text[]`,
       buttons: JSON.stringify(copy.buttons),
       status: copy.status,
+      pfId: copy.pfId,
       refreshedAt: sql<Date>`now()`,
     })
     .where('id', '=', id)
