@@ -8,7 +8,7 @@ import { PASSWORD } from './seed.js'
 import { profileOptions, REPO_ROOT, startProcess, TSX_IMPORT, type RunningProcess } from './service.js'
 import { signAccessToken } from './tokens.js'
 
-export type BaselineKey = 'jwt' | 'db' | 'db-no-revocation' | 'bcrypt' | 'bcrypt-login'
+export type BaselineKey = 'jwt' | 'db' | 'db-no-revocation' | 'plain' | 'plain-revocation' | 'bcrypt' | 'bcrypt-login'
 
 export interface BaselineFigure {
   key: BaselineKey
@@ -32,6 +32,8 @@ export const BASELINE_LABELS: Record<BaselineKey, string> = {
   jwt: 'JWT ceiling (Fastify + HS256 verify)',
   db: 'database ceiling (JWT + tx: GUC, revoked-token check, RLS user row)',
   'db-no-revocation': 'database ceiling without the revoked-token lookup',
+  plain: 'plain RLS server (@fastify/jwt, pg Pool, BEGIN / GUC / PK read / COMMIT awaited)',
+  'plain-revocation': 'plain RLS server with the revoked-token lookup as a fifth statement',
   bcrypt: 'bcrypt ceiling (compares/s, cost 10, 4 libuv threads)',
   'bcrypt-login': 'login-shaped HTTP baseline (JSON body, bcrypt compare, 2 JWT signs)',
 }

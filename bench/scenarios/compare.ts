@@ -73,7 +73,7 @@ export const HTTP_LOADS: HttpLoad[] = [
     key: 'me',
     name: 'GET /v1/me',
     requests: async (service, tenant) => meRequests(await loginStaff(service.url, tenant)),
-    ceiling: { label: 'db-no-revocation', script: 'db-ceiling.ts', path: '/me-without-revocation' },
+    ceiling: { label: 'plain', script: 'plain-rls.ts', path: '/item' },
   },
   { key: 'login', name: 'POST /v1/login', requests: async (_service, tenant) => loginRequests(tenant) },
   // Fresh logins before every run: a chain a stopped run left one token behind would be refused as reuse.
