@@ -26,7 +26,7 @@ export interface CeremonyTweaks {
 }
 
 export class SoftAuthenticator {
-  readonly credentialId = randomBytes(32).toString('base64url')
+  readonly credentialId: string
   private readonly privateKey: KeyObject
   private readonly coseKey: Uint8Array
   private counter = 0
@@ -37,9 +37,10 @@ export class SoftAuthenticator {
     readonly algorithm: PasskeyAlgorithm,
     readonly origin: string,
     readonly rpId: string,
-    options: { counter?: number } = {},
+    options: { counter?: number; credentialId?: string } = {},
   ) {
     this.counter = options.counter ?? 0
+    this.credentialId = options.credentialId ?? randomBytes(32).toString('base64url')
     if (algorithm === 'ES256') {
       const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
       const jwk = publicKey.export({ format: 'jwk' })
