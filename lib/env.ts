@@ -334,11 +334,33 @@ function crossFieldProblems(env: Env): string[] {
   return problems
 }
 
+// An Android app's origin in clientDataJSON: the SHA-256 of its signing certificate, base64url (43 characters).
+const ANDROID_APP_ORIGIN = /^android:apk-key-hash:[A-Za-z0-9_-]{43}$/
+
 /**
- * Passkeys need both the RP ID and the origins, or neither. Each origin must be https (http only for localhost, as
- * browsers allow) and its host the RP ID or a subdomain of it: a browser refuses any other pairing, so every
- * ceremony would fail, and the start says so instead.
+ * SVC_WEBAUTHN_ORIGINS as a list, or a problem: web origins exactly as browsers send them (see corsOriginList), https
+ * (http only on localhost, as browsers allow) on the RP ID or a subdomain of it, since a browser refuses any other
+ * pairing and every ceremony would fail; and Android apps' `android:apk-key-hash:` origins.
  */
+export function webAuthnOrigins(rpId: string, value: string): { origins: string[] } | { problem: string } {
+  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  if (entries.length === 0) return { problem: 'SVC_WEBAUTHN_ORIGINS: at least one origin' }
+  const web = entries.filter((entry) => !ANDROID_APP_ORIGIN.test(entry))
+  const listed = originList('SVC_WEBAUTHN_ORIGINS', web.join(','))
+  if ('problem' in listed) return listed
+  const unfit = listed.origins.filter((origin) => {
+    const url = new URL(origin)
+    const host = url.hostname
+    const secure = url.protocol === 'https:' || host === 'localhost' || host.endsWith('.localhost')
+    return !secure || (host !== rpId && !host.endsWith(`.${rpId}`))
+  })
+  if (unfit.length > 0) {
+    return { problem: `SVC_WEBAUTHN_ORIGINS: each web origin must be https (http only on localhost) on ${rpId} or a subdomain of it (not: ${unfit.join(', ')})` }
+  }
+  return { origins: entries }
+}
+
+/** Passkeys need both the RP ID and the origins, or neither; the RP ID is a host name. */
 function webAuthnProblems(env: Env): string[] {
   const rpId = env.SVC_WEBAUTHN_RP_ID
   const origins = env.SVC_WEBAUTHN_ORIGINS
@@ -349,18 +371,8 @@ function webAuthnProblems(env: Env): string[] {
   if (!/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(rpId)) {
     return [`SVC_WEBAUTHN_RP_ID: a lowercase host name without scheme, port or path, such as example.com (got ${JSON.stringify(rpId)})`]
   }
-  const listed = originList('SVC_WEBAUTHN_ORIGINS', origins)
-  if ('problem' in listed) return [listed.problem]
-  if (listed.origins.length === 0) return ['SVC_WEBAUTHN_ORIGINS: at least one origin']
-  const unfit = listed.origins.filter((origin) => {
-    const url = new URL(origin)
-    const host = url.hostname
-    const secure = url.protocol === 'https:' || host === 'localhost' || host.endsWith('.localhost')
-    return !secure || (host !== rpId && !host.endsWith(`.${rpId}`))
-  })
-  return unfit.length === 0
-    ? []
-    : [`SVC_WEBAUTHN_ORIGINS: each origin must be https (http only on localhost) on ${rpId} or a subdomain of it (not: ${unfit.join(', ')})`]
+  const listed = webAuthnOrigins(rpId, origins)
+  return 'problem' in listed ? [listed.problem] : []
 }
 
 /** Whether Node's time zone data knows the name (PostgreSQL's, from the same IANA database, names the same zones). */

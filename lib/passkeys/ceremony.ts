@@ -12,7 +12,7 @@ import {
 import type { PasskeySettings } from './settings.js'
 
 /**
- * The WebAuthn ceremonies, through @simplewebauthn/server (docs/architecture.md#passkeys says why a library): this
+ * The WebAuthn ceremonies, through @simplewebauthn/server (docs/architecture.md#libraries-and-why says why a library): this
  * file only says what this service asks for. Every check of attestation and assertion (challenge, origin, RP ID hash,
  * user presence and verification, signature, algorithm) is the library's; nothing here parses CBOR or verifies a
  * signature. What it adds: the challenge is compared through its SHA-256, the form the service stores, and the

@@ -1,4 +1,4 @@
-import { originList, type Env } from '../env.js'
+import { webAuthnOrigins, type Env } from '../env.js'
 
 /** The relying party passkeys are made for, or null when passkeys are off (PASSKEYS_DISABLED). */
 export interface PasskeySettings {
@@ -18,7 +18,7 @@ export const PASSKEYS_PER_USER = 10
 /** loadEnv has refused a half or malformed configuration; here both settings are there or neither. */
 export function passkeySettings(env: Env): PasskeySettings | null {
   if (env.SVC_WEBAUTHN_RP_ID === undefined || env.SVC_WEBAUTHN_ORIGINS === undefined) return null
-  const listed = originList('SVC_WEBAUTHN_ORIGINS', env.SVC_WEBAUTHN_ORIGINS)
+  const listed = webAuthnOrigins(env.SVC_WEBAUTHN_RP_ID, env.SVC_WEBAUTHN_ORIGINS)
   if ('problem' in listed) throw new Error(listed.problem)
   return {
     rpId: env.SVC_WEBAUTHN_RP_ID,

@@ -26,6 +26,9 @@ describe('passkey settings (SVC_WEBAUTHN_*)', () => {
     const env = loadEnv({ SVC_WEBAUTHN_RP_ID: 'academy.example', SVC_WEBAUTHN_ORIGINS: 'https://academy.example, https://app.academy.example:8443' })
     expect(env.SVC_WEBAUTHN_RP_ID).toBe('academy.example')
     expect(loadEnv({ SVC_WEBAUTHN_RP_ID: 'localhost', SVC_WEBAUTHN_ORIGINS: 'http://localhost:5173' }).SVC_WEBAUTHN_RP_ID).toBe('localhost')
+    // An Android app's origin (its signing certificate's SHA-256) beside the site's.
+    const android = `android:apk-key-hash:${'A'.repeat(43)}`
+    expect(loadEnv({ SVC_WEBAUTHN_RP_ID: 'academy.example', SVC_WEBAUTHN_ORIGINS: `https://academy.example,${android}` }).SVC_WEBAUTHN_ORIGINS).toContain(android)
   })
 
   it.each([
@@ -34,6 +37,7 @@ describe('passkey settings (SVC_WEBAUTHN_*)', () => {
     [{ SVC_WEBAUTHN_RP_ID: 'https://academy.example', SVC_WEBAUTHN_ORIGINS: 'https://academy.example' }, /SVC_WEBAUTHN_RP_ID: a lowercase host name/],
     [{ SVC_WEBAUTHN_RP_ID: 'academy.example', SVC_WEBAUTHN_ORIGINS: 'https://academy.example/login' }, /SVC_WEBAUTHN_ORIGINS: each entry must be exactly an origin/],
     [{ SVC_WEBAUTHN_RP_ID: 'academy.example', SVC_WEBAUTHN_ORIGINS: 'https://evil.example' }, /on academy.example or a subdomain/],
+    [{ SVC_WEBAUTHN_RP_ID: 'academy.example', SVC_WEBAUTHN_ORIGINS: 'android:apk-key-hash:short' }, /each entry must be exactly an origin/],
     [{ SVC_WEBAUTHN_RP_ID: 'academy.example', SVC_WEBAUTHN_ORIGINS: 'http://academy.example' }, /must be https/],
     [{ SVC_WEBAUTHN_RP_ID: 'academy.example', SVC_WEBAUTHN_ORIGINS: 'https://notacademy.example' }, /subdomain/],
   ])('refuse to start with %j', (source, problem) => {
