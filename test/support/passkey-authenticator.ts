@@ -28,7 +28,8 @@ export interface CeremonyTweaks {
 export class SoftAuthenticator {
   readonly credentialId: string
   private readonly privateKey: KeyObject
-  private readonly coseKey: Uint8Array
+  /** The credential's public key, COSE-encoded, as an authenticator puts it in its attested data. */
+  readonly coseKey: Uint8Array
   private counter = 0
   /** The user handle the credential was made for (sent back at sign-in, as a discoverable credential does). */
   userHandle: string | undefined
