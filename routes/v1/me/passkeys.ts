@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
 import type { RegistrationResponseJSON } from '@simplewebauthn/server'
 import { auditOriginOf } from '../../../lib/audit/origin.js'
 import { proveCurrentPassword } from '../../../lib/account-security/password/change-password.js'
@@ -27,7 +28,7 @@ import { NoBodySchema } from './phone-verification.schemas.js'
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.passkeysEnabled)
 
-  const passwordOf = (request: Parameters<Parameters<typeof routeProof<{ password: string }>>[1]>[0]) =>
+  const passwordOf = (request: FastifyRequest<{ Body: { password: string } }>) =>
     proveCurrentPassword(app, callerScope(request), request.body.password, auditOriginOf(request, request.caller.userId))
   // bcrypt first, with no pooled connection held (a wrong password is a counted login failure, AUTH_013), then the
   // response against the caller's own challenge, used up in a transaction of its own: it stays used even when the
