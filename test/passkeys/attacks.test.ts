@@ -163,8 +163,11 @@ describe('passkey sign-in attacks', () => {
     expectProblem(await signInWith(app.current, authenticator, { counter: 5 }), 401, 'AUTH_001')
     expectProblem(await signInWith(app.current, authenticator, { counter: 10 }), 401, 'AUTH_001')
     expect((await signInWith(app.current, authenticator, { counter: 11 })).statusCode).toBe(200)
+    // A zero counter is no counter (the rule needs both non-zero): accepted, and the stored one is never lowered.
+    expect((await signInWith(app.current, authenticator, { counter: 0 })).statusCode).toBe(200)
     const stored = await owner().selectFrom('passkeys').select('counter').where('userId', '=', who.user.id).executeTakeFirstOrThrow()
     expect(stored.counter).toBe(11)
+    expectProblem(await signInWith(app.current, authenticator, { counter: 11 }), 401, 'AUTH_001')
 
     const counterless = await signedInUser(app.current)
     const zero = (await enrol(app.current, counterless)).authenticator
