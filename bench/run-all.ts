@@ -22,6 +22,7 @@ import { login } from './scenarios/login.js'
 import { me } from './scenarios/me.js'
 import { memory } from './scenarios/memory.js'
 import { mfa } from './scenarios/mfa.js'
+import { passkey } from './scenarios/passkey.js'
 import { pooler } from './scenarios/pooler.js'
 import { refresh } from './scenarios/refresh.js'
 import { scale } from './scenarios/scale.js'
@@ -36,6 +37,7 @@ const SCENARIOS: [string, Scenario][] = [
   ['me', me],
   ['login', login],
   ['mfa', mfa],
+  ['passkey', passkey],
   ['refresh', refresh],
   ['signing-keys', signingKeys],
   ['history', history],

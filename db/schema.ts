@@ -582,6 +582,49 @@ export interface KakaoTemplatesTable {
   createdAt: Generated<Date>
 }
 
+/** A user's passkey: a WebAuthn credential the user's device keeps (lib/passkeys; RLS). */
+export interface PasskeysTable {
+  tenantId: number
+  id: Generated<number>
+  userId: number
+  /** The authenticator's credential id, base64url. */
+  credentialId: string
+  /** The credential's public key, COSE-encoded as the authenticator gave it. */
+  publicKey: Buffer
+  /** The last signature counter seen (0 for authenticators without one). */
+  counter: Generated<number>
+  transports: Generated<string[]>
+  backedUp: Generated<boolean>
+  name: string
+  createdAt: Generated<Date>
+  lastUsedAt: NullableTimestamp
+}
+
+/** Credential id -> (tenant, user), read before any tenant is known; no RLS, written only by a trigger on passkeys. */
+export interface PasskeyDirectoryTable {
+  credentialId: string
+  tenantId: number
+  userId: number
+  createdAt: Generated<Date>
+}
+
+/** A user's live passkey creation challenge, as SHA-256 (RLS). */
+export interface PasskeyEnrolmentChallengesTable {
+  tenantId: number
+  userId: number
+  challengeHash: string
+  expiresAt: Timestamp
+  createdAt: Generated<Date>
+}
+
+/** A passkey sign-in's request challenge, as SHA-256, before any tenant is known (no tenant_id, no RLS). */
+export interface PasskeySignInChallengesTable {
+  id: string
+  challengeHash: string
+  expiresAt: Timestamp
+  createdAt: Generated<Date>
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -624,4 +667,8 @@ export interface DB {
   webhookEvents: WebhookEventsTable
   kakaoChannels: KakaoChannelsTable
   kakaoTemplates: KakaoTemplatesTable
+  passkeys: PasskeysTable
+  passkeyDirectory: PasskeyDirectoryTable
+  passkeyEnrolmentChallenges: PasskeyEnrolmentChallengesTable
+  passkeySignInChallenges: PasskeySignInChallengesTable
 }

@@ -138,6 +138,12 @@ export const EnvSchema = Type.Object({
   SVC_OTP_SECRET: Secret(32),
   // How long the second step of a login with a second factor may come after its password (the mfa cookie's life).
   SVC_MFA_TOKEN_TTL_SECONDS: Int(300, 60, 3600),
+  // Passkeys (lib/passkeys/settings.ts): the relying party's id (a host name, the site's registrable domain or a
+  // suffix of it) and the exact origins of the pages that run the ceremonies (comma list), both or neither; without
+  // them the passkey routes answer 404 PASSKEYS_DISABLED. The name is what the authenticator shows.
+  SVC_WEBAUTHN_RP_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+  SVC_WEBAUTHN_ORIGINS: Type.Optional(Type.String({ minLength: 1 })),
+  SVC_WEBAUTHN_RP_NAME: Type.String({ default: 'svc', minLength: 1, maxLength: 64 }),
   SVC_LOGIN_MAX_FAILURES: Int(5, 1, 1000),
   SVC_LOGIN_LOCK_SECONDS: Int(900, 1, 86_400),
   SVC_LOGIN_IP_PER_MINUTE: Int(60, 1, 1_000_000),
@@ -243,6 +249,11 @@ export function trustProxySetting(value: string): { trust: TrustProxy } | { prob
  * no default port, since requests are matched by plain comparison.
  */
 export function corsOriginList(value: string): { origins: string[] } | { problem: string } {
+  return originList('SVC_CORS_ORIGINS', value)
+}
+
+/** A comma list of exact origins (see corsOriginList), or a problem naming the setting `name`. */
+export function originList(name: string, value: string): { origins: string[] } | { problem: string } {
   const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
   const bad = entries.filter((entry) => {
     try {
@@ -255,7 +266,7 @@ export function corsOriginList(value: string): { origins: string[] } | { problem
   if (bad.length > 0) {
     return {
       problem:
-        `SVC_CORS_ORIGINS: each entry must be exactly an origin, scheme://host[:port] with no path or wildcard ` +
+        `${name}: each entry must be exactly an origin, scheme://host[:port] with no path or wildcard ` +
         `(not an origin: ${bad.map((entry) => JSON.stringify(entry)).join(', ')})`,
     }
   }
@@ -278,6 +289,7 @@ function crossFieldProblems(env: Env): string[] {
   if ('problem' in trust) problems.push(trust.problem)
   const cors = corsOriginList(env.SVC_CORS_ORIGINS)
   if ('problem' in cors) problems.push(cors.problem)
+  problems.push(...webAuthnProblems(env))
   // Checked here, not first at cron.schedule, so a bad expression is named with every other problem at start.
   if (typeof env.SVC_SMS_SCHEDULER_CRON === 'string' && !cron.validate(env.SVC_SMS_SCHEDULER_CRON)) {
     problems.push(
@@ -320,6 +332,47 @@ function crossFieldProblems(env: Env): string[] {
     }
   }
   return problems
+}
+
+// An Android app's origin in clientDataJSON: the SHA-256 of its signing certificate, base64url (43 characters).
+const ANDROID_APP_ORIGIN = /^android:apk-key-hash:[A-Za-z0-9_-]{43}$/
+
+/**
+ * SVC_WEBAUTHN_ORIGINS as a list, or a problem: web origins exactly as browsers send them (see corsOriginList), https
+ * (http only on localhost, as browsers allow) on the RP ID or a subdomain of it, since a browser refuses any other
+ * pairing and every ceremony would fail; and Android apps' `android:apk-key-hash:` origins.
+ */
+export function webAuthnOrigins(rpId: string, value: string): { origins: string[] } | { problem: string } {
+  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  if (entries.length === 0) return { problem: 'SVC_WEBAUTHN_ORIGINS: at least one origin' }
+  const web = entries.filter((entry) => !ANDROID_APP_ORIGIN.test(entry))
+  const listed = originList('SVC_WEBAUTHN_ORIGINS', web.join(','))
+  if ('problem' in listed) return listed
+  const unfit = listed.origins.filter((origin) => {
+    const url = new URL(origin)
+    const host = url.hostname
+    const secure = url.protocol === 'https:' || host === 'localhost' || host.endsWith('.localhost')
+    return !secure || (host !== rpId && !host.endsWith(`.${rpId}`))
+  })
+  if (unfit.length > 0) {
+    return { problem: `SVC_WEBAUTHN_ORIGINS: each web origin must be https (http only on localhost) on ${rpId} or a subdomain of it (not: ${unfit.join(', ')})` }
+  }
+  return { origins: entries }
+}
+
+/** Passkeys need both the RP ID and the origins, or neither; the RP ID is a host name. */
+function webAuthnProblems(env: Env): string[] {
+  const rpId = env.SVC_WEBAUTHN_RP_ID
+  const origins = env.SVC_WEBAUTHN_ORIGINS
+  if (rpId === undefined && origins === undefined) return []
+  if (rpId === undefined || origins === undefined) {
+    return ['SVC_WEBAUTHN_RP_ID and SVC_WEBAUTHN_ORIGINS: set both to enable passkeys, or neither']
+  }
+  if (!/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(rpId)) {
+    return [`SVC_WEBAUTHN_RP_ID: a lowercase host name without scheme, port or path, such as example.com (got ${JSON.stringify(rpId)})`]
+  }
+  const listed = webAuthnOrigins(rpId, origins)
+  return 'problem' in listed ? [listed.problem] : []
 }
 
 /** Whether Node's time zone data knows the name (PostgreSQL's, from the same IANA database, names the same zones). */

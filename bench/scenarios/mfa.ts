@@ -228,7 +228,7 @@ async function stepRun(
   }
 }
 
-interface Comparison {
+export interface Comparison {
   /** Wall milliseconds of one comparison, median. */
   p50: number
   /** CPU milliseconds per comparison (the harness process, every thread). */
@@ -237,7 +237,7 @@ interface Comparison {
 }
 
 /** bcrypt.compare at `cost`, one at a time on the default thread pool, in the harness process (nothing else runs). */
-async function oneComparison(cost: number): Promise<Comparison> {
+export async function oneComparison(cost: number): Promise<Comparison> {
   const hash = await bcrypt.hash(PASSWORD, cost)
   for (let attempt = 1; ; attempt++) {
     await quiet()

@@ -11,6 +11,8 @@ declare
   -- after, so what is older than yesterday in UTC is no zone's today.
   -- mfa_challenges: the second step of a login (lib/sign-in/login-second-step.ts); an expired one opens nothing.
   -- webhook_events: delivered or given up, kept 7 days for support (lib/events).
+  -- passkey_enrolment_challenges, passkey_sign_in_challenges: a passkey ceremony's challenge (lib/passkeys); an
+  -- expired one verifies nothing.
   expiries constant text[] := array[
     'revoked_access_tokens', 'expires_at < now()',
     'session_revocations', 'expires_at < now()',
@@ -25,6 +27,8 @@ declare
     'one_time_code_phone_days', 'day < (now() at time zone ''UTC'')::date - 1',
     'phone_verification_days', 'day < (now() at time zone ''UTC'')::date - 1',
     'mfa_challenges', 'expires_at < now()',
+    'passkey_enrolment_challenges', 'expires_at < now()',
+    'passkey_sign_in_challenges', 'expires_at < now()',
     'webhook_events', 'coalesce(delivered_at, given_up_at) < now() - interval ''7 days'''
   ];
   purged integer := 0;

@@ -48,6 +48,8 @@ export const TARGET_OF = {
   KAKAO_CHANNEL_UNLINKED: 'KAKAO_CHANNEL',
   KAKAO_TEMPLATE_IMPORTED: 'KAKAO_TEMPLATE',
   KAKAO_TEMPLATE_REMOVED: 'KAKAO_TEMPLATE',
+  PASSKEY_ADDED: 'USER',
+  PASSKEY_REMOVED: 'USER',
 } as const satisfies Record<string, AuditTargetType>
 
 export type AuditEventType = keyof typeof TARGET_OF

@@ -14,19 +14,28 @@ export type LoginFailureReason =
   | 'USER_NOT_ACTIVE'
   | 'WRONG_CURRENT_PASSWORD'
   | 'WRONG_SECOND_FACTOR'
+  | 'PASSKEY_INVALID'
 
-/** `secondFactor`: the method the login's second step passed with (lib/sign-in/login-second-step.ts), if it had one. */
+/** How a sign-in proved the user: a password (and a second factor if the user has one), or a passkey alone. */
+export type SignInMethod = 'password' | 'passkey'
+
+/**
+ * `method`: password or passkey; `secondFactor`: the method the login's second step passed with
+ * (lib/sign-in/login-second-step.ts), if it had one.
+ */
 export function loginSucceeded(
   userId: number,
   session: { sid: string; deviceCategory: string },
+  method: SignInMethod,
   secondFactor?: 'TOTP' | 'SMS' | 'RECOVERY_CODE',
 ): AuditEvent {
-  const details = { sessionId: session.sid, deviceCategory: session.deviceCategory }
+  const details = { sessionId: session.sid, deviceCategory: session.deviceCategory, method }
   return { type: 'LOGIN_SUCCEEDED', targetId: userId, details: secondFactor ? { ...details, secondFactor } : details }
 }
 
-export function loginFailed(userId: number, reason: LoginFailureReason): AuditEvent {
-  return { type: 'LOGIN_FAILED', targetId: userId, details: { reason } }
+/** A passkey's failure says so (`method: passkey`); a password's carries the reason alone, as it always has. */
+export function loginFailed(userId: number, reason: LoginFailureReason, method?: 'passkey'): AuditEvent {
+  return { type: 'LOGIN_FAILED', targetId: userId, details: method ? { reason, method } : { reason } }
 }
 
 export function loginLocked(userId: number, lock: { lockedUntil: Date; failures: number }): AuditEvent {

@@ -45,9 +45,9 @@ export interface UserAdministration {
 
 export interface TenantUserAdministration {
   createUser: CreateUser
-  /** Status DELETED, every session ended (USER_DELETED). Frees nothing: the login id stays taken. */
+  /** Status DELETED, every session ended (USER_DELETED), every passkey removed. Frees nothing: the login id stays taken. */
   deleteUser(userId: number): Promise<void>
-  /** Sets and returns a new temporary password; every session ends (PASSWORD_RESET). */
+  /** Sets and returns a new temporary password; every session ends (PASSWORD_RESET). Passkeys stay. */
   resetPassword(userId: number): Promise<string>
   /** AUTH_011 when taken; an owner's directory entry changes in the same transaction; sessions end (LOGIN_ID_CHANGED). */
   changeLoginId(userId: number, newLoginId: string): Promise<void>

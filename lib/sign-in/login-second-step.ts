@@ -167,7 +167,7 @@ export async function completeSecondStep(
     const subject = { userId: user.id, tenantId: tenant.id, tenantSlug: tenant.slug }
     const opened = await openSession(trx, deps, subject, client, { upgradedHash: null })
     const event = opened
-      ? loginSucceeded(user.id, { sid: opened.sid, deviceCategory: client.deviceCategory }, answer.method)
+      ? loginSucceeded(user.id, { sid: opened.sid, deviceCategory: client.deviceCategory }, 'password', answer.method)
       : loginFailed(user.id, 'USER_NOT_ACTIVE')
     await recordAuditEvent(trx, key.tenantId, opened ? clientOrigin(client, user.id) : anonymous, event)
     return opened ? { kind: 'session', tokens: opened.tokens, user: toMinimalUser(user, tenant) } : { kind: 'refused', code: 'AUTH_015' }

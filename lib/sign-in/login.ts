@@ -84,7 +84,7 @@ export async function login(deps: AuthDeps, input: LoginInput, client: ClientInf
   const session = await withTenant(deps.db, tenant.id, async (trx) => {
     const opened = await openSession(trx, deps, subject, client, { upgradedHash })
     const event = opened
-      ? loginSucceeded(credentials.id, { sid: opened.sid, deviceCategory: client.deviceCategory })
+      ? loginSucceeded(credentials.id, { sid: opened.sid, deviceCategory: client.deviceCategory }, 'password')
       : loginFailed(credentials.id, 'USER_NOT_ACTIVE')
     await recordAuditEvent(trx, tenant.id, opened ? clientOrigin(client, credentials.id) : anonymous, event)
     return opened

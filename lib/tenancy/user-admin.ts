@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely'
+import { deleteUserPasskeys } from '../../db/repos/passkeys/passkeys.js'
+import { passkeyRemoved } from '../passkeys/events.js'
 import { revokeSessions } from '../../db/repos/sign-in/sessions.js'
 import { findTenantById } from '../../db/repos/tenancy/tenants.js'
 import {
@@ -79,6 +81,10 @@ export async function deleteUser(deps: UserAdminDeps, scope: TenantScope, userId
     if (!(await updateUserStatus(trx, userId, 'DELETED'))) throw userNotFound(userId)
     const ended = await revokeSessions(trx, { userId }, 'USER_DELETED')
     await recordAuditEvent(trx, tenantId, NO_ORIGIN, userDeleted(userId, ended.length))
+    // A deleted user signs in with nothing: the passkeys go (and, by their trigger, their directory entries), so
+    // no credential keeps pointing at the account. The login id stays taken, as the contract says.
+    const removed = await deleteUserPasskeys(trx, { tenantId, userId })
+    if (removed > 0) await recordAuditEvent(trx, tenantId, NO_ORIGIN, passkeyRemoved(userId, { deletedUser: removed }))
   })
 }
 

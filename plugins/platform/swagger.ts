@@ -45,6 +45,7 @@ export default fp(
           { name: 'auth', description: 'Registration, login, token refresh and logout' },
           { name: 'me', description: "The signed-in user's profile, password and avatar" },
           { name: 'mfa', description: "The signed-in user's second factors: authenticator app, SMS codes, recovery codes" },
+          { name: 'passkeys', description: "The signed-in user's passkeys (WebAuthn): adding, listing, renaming, removing; sign-in with one is under auth" },
           { name: 'sessions', description: "The signed-in user's sessions (devices)" },
           { name: 'sms', description: 'Sends, history, recipient groups and the sender number' },
           { name: 'sms-templates', description: 'Reusable message templates' },

@@ -43,7 +43,7 @@ describe('audit events of sign-in and registration', () => {
         requestId,
         ipAddress: address,
       })
-      expect(event.details).toEqual({ sessionId: sid, deviceCategory: 'MOBILE' })
+      expect(event.details).toEqual({ sessionId: sid, deviceCategory: 'MOBILE', method: 'password' })
       expectNoSecret(event, credentials.password)
       expect(await storedAuditEvents(tenant, 'LOGIN_FAILED')).toEqual([])
     })
@@ -55,7 +55,7 @@ describe('audit events of sign-in and registration', () => {
       expect(signedIn.response.statusCode).toBe(200)
       const event = await theAuditEvent({ id: registered.user.tenantId }, 'LOGIN_SUCCEEDED')
       expect(event).toMatchObject({ actorId: registered.user.id, targetId: String(registered.user.id), requestId })
-      expect(event.details).toEqual({ sessionId: decodeJwt(signedIn.accessToken).sid, deviceCategory: 'WEB' })
+      expect(event.details).toEqual({ sessionId: decodeJwt(signedIn.accessToken).sid, deviceCategory: 'WEB', method: 'password' })
     })
   })
 

@@ -12,7 +12,8 @@ export interface ScannedEvent {
 }
 
 // Details keys that name a credential: whatever their value, they have no place in the log.
-const CREDENTIAL_KEY = /pass(word)?|secret|token|^code$|otp|totp|recovery|hash|jwt|cookie|authorization/i
+// `pass` but not `passkey`: a passkey's id and name are no secret (its private key never leaves the authenticator).
+const CREDENTIAL_KEY = /pass(?!key)(word)?|secret|token|^code$|otp|totp|recovery|hash|jwt|cookie|authorization/i
 
 const FINDINGS: ReadonlyArray<[string, RegExp]> = [
   ['a JWT', /eyJ[\w-]{8,}\.[\w-]{8,}/],
