@@ -115,6 +115,7 @@ export const ERROR_CATALOG = {
   KAKAO_VARIABLES_MISSING: [400, 'Kakao template variables missing', 'A variable of the Kakao template has no value for some recipient.'],
   ALIMTALK_NOT_FOR_ADVERTISING: [400, 'AlimTalk not for advertising', 'AlimTalk carries informational notices only; send advertisements as SMS.'],
   API_KEY_LIMIT: [409, 'API key limit reached', 'A tenant may have at most 20 live API keys; revoke one first.'],
+  API_KEY_NOT_FOUND: [404, 'API key not found', 'No live API key has that id.'],
   API_KEY_SCOPE: [403, 'Not allowed for API keys', "This route is outside the API key's scopes, or no API key may call it."],
   APPROVAL_STATUS_INVALID: [400, 'Approval status invalid', 'registrationStatus must be APPROVED or REJECTED.'],
   REJECTION_REASON_REQUIRED: [400, 'Rejection reason required', 'REJECTED needs a non-blank rejectionReason.'],
