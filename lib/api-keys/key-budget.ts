@@ -15,7 +15,7 @@ interface Share {
 /**
  * Each key's budget of requests per minute (SVC_API_KEY_PER_MINUTE), shared by every instance through
  * rate_limit_windows. Counting each request there would add a write to every request; instead an instance takes a
- * share of the window (a twentieth of the budget) at a time and admits that many before asking again, so the
+ * share of the window (a twentieth of the budget, at most 100 requests) at a time and admits that many before asking again, so the
  * database sees one write per share and the budget still holds across instances: together they never admit more
  * than the budget in a window (a share left unused at the window's end is simply lost).
  */
@@ -27,7 +27,7 @@ export class ApiKeyBudget {
     private readonly db: Kysely<DB>,
     private readonly perMinute: number,
   ) {
-    this.#shareSize = Math.max(1, Math.floor(perMinute / 20))
+    this.#shareSize = Math.min(100, Math.max(1, Math.floor(perMinute / 20)))
   }
 
   /** Spends one request of the key's budget, or throws RATE_LIMITED with Retry-After. */
