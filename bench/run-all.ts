@@ -29,6 +29,7 @@ import { scale } from './scenarios/scale.js'
 import { send10k } from './scenarios/send-10k.js'
 import { alimtalkSend } from './scenarios/alimtalk-send.js'
 import { alimtalkDispatch } from './scenarios/alimtalk-dispatch.js'
+import { apiKeys } from './scenarios/api-keys.js'
 import { signingKeys } from './scenarios/signing-keys.js'
 import { usage } from './scenarios/usage.js'
 import { webhooks } from './scenarios/webhooks.js'
@@ -46,6 +47,7 @@ const SCENARIOS: [string, Scenario][] = [
   ['send-10k', send10k],
   ['alimtalk-send', alimtalkSend],
   ['alimtalk-dispatch', alimtalkDispatch],
+  ['api-keys', apiKeys],
   ['advertisement', advertisement],
   ['dispatch', dispatch],
   ['webhooks', webhooks],

@@ -625,6 +625,31 @@ export interface PasskeySignInChallengesTable {
   createdAt: Generated<Date>
 }
 
+/** An integrator's key (lib/api-keys/): only its SHA-256 is kept. Under RLS. */
+export interface ApiKeysTable {
+  tenantId: number
+  id: Generated<number>
+  /** The part of the key that finds it in api_key_directory; not enough to use the key. */
+  lookupId: string
+  name: string
+  scopes: string[]
+  /** What the list shows: `svck_` and the first characters of the key. */
+  prefix: string
+  keyHash: Buffer
+  createdBy: number
+  createdAt: Generated<Date>
+  expiresAt: Date | null
+  revokedAt: Date | null
+  lastUsedAt: Date | null
+}
+
+/** lookup_id -> the key's tenant and id, without RLS; filled by a trigger, read only through svc_api_key_directory. */
+export interface ApiKeyDirectoryTable {
+  lookupId: string
+  tenantId: number
+  apiKeyId: number
+}
+
 export interface DB {
   tenants: TenantsTable
   ownerDirectory: OwnerDirectoryTable
@@ -671,4 +696,6 @@ export interface DB {
   passkeyDirectory: PasskeyDirectoryTable
   passkeyEnrolmentChallenges: PasskeyEnrolmentChallengesTable
   passkeySignInChallenges: PasskeySignInChallengesTable
+  apiKeys: ApiKeysTable
+  apiKeyDirectory: ApiKeyDirectoryTable
 }

@@ -53,6 +53,8 @@ export interface RequestScope {
    * its last read may carry its commit (endsReadOnlyTransaction in db/driver/statement-flags.ts).
    */
   readOnly?: boolean
+  /** The API key the request presented: its own checks (svc_api_key_scope) replace the access token's. */
+  apiKeyId?: number | null
 }
 
 /**
@@ -64,7 +66,10 @@ export interface RequestScope {
  * session even when no statement is prepared, as behind a transaction pooler.
  */
 export function requestScopeStatement(scope: RequestScope): CompiledQuery {
-  const { tenantId, accessJti, userId } = scope
+  const { tenantId, accessJti, userId, apiKeyId } = scope
+  // An API key: the key must be live and the creator's, the creator an ACTIVE OWNER or MANAGER, the tenant ACTIVE
+  // (db/functions/svc_api_key_scope.sql), checked on every request like a token's revocation.
+  if (apiKeyId != null) return CompiledQuery.raw('select svc_api_key_scope($1::bigint, $2::bigint, $3::bigint)', [tenantId, apiKeyId, userId])
   return CompiledQuery.raw('select svc_request_scope($1::bigint, $2::uuid, $3::bigint)', [tenantId, accessJti, userId])
 }
 

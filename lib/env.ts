@@ -147,6 +147,8 @@ export const EnvSchema = Type.Object({
   SVC_LOGIN_MAX_FAILURES: Int(5, 1, 1000),
   SVC_LOGIN_LOCK_SECONDS: Int(900, 1, 86_400),
   SVC_LOGIN_IP_PER_MINUTE: Int(60, 1, 1_000_000),
+  // Requests per minute each API key may make, across every instance (lib/api-keys/key-budget.ts).
+  SVC_API_KEY_PER_MINUTE: Int(600, 1, 1_000_000),
   // Prometheus text at GET /metrics; with a token set, only `Authorization: Bearer <token>` reads it.
   SVC_METRICS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   SVC_METRICS_TOKEN: Secret(16),

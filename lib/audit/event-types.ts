@@ -14,6 +14,7 @@ export type AuditTargetType =
   | 'WEBHOOK_ENDPOINT'
   | 'KAKAO_CHANNEL'
   | 'KAKAO_TEMPLATE'
+  | 'API_KEY'
 
 /** Every event type the log records, with its target type. Adding a type here is what makes it readable and filterable. */
 export const TARGET_OF = {
@@ -50,6 +51,8 @@ export const TARGET_OF = {
   KAKAO_TEMPLATE_REMOVED: 'KAKAO_TEMPLATE',
   PASSKEY_ADDED: 'USER',
   PASSKEY_REMOVED: 'USER',
+  API_KEY_CREATED: 'API_KEY',
+  API_KEY_REVOKED: 'API_KEY',
 } as const satisfies Record<string, AuditTargetType>
 
 export type AuditEventType = keyof typeof TARGET_OF

@@ -6,5 +6,5 @@ import type { AuditOrigin } from './record.js'
  * operations calls), the client address and the request id. For events written outside request.db (login).
  */
 export function auditOriginOf(request: FastifyRequest, actorId: number | null = request.identity?.userId ?? null): AuditOrigin {
-  return { actorId, ipAddress: request.ip ?? null, requestId: request.id }
+  return { actorId, ipAddress: request.ip ?? null, requestId: request.id, apiKeyId: request.identity?.apiKeyId ?? null }
 }

@@ -20,6 +20,8 @@ export interface AuditOrigin {
   actorId: number | null
   ipAddress: string | null
   requestId: string | null
+  /** The API key the actor acted through (its id lands in every event's details as `apiKeyId`); absent otherwise. */
+  apiKeyId?: number | null
 }
 
 /** An origin with nothing known: work outside any request (the in-process contract, scripts). */
@@ -38,6 +40,7 @@ export async function recordAuditEvent(trx: TenantTx, tenantId: number, origin: 
     targetId: event.targetId === null ? null : String(event.targetId),
     ipAddress: origin.ipAddress?.slice(0, 64) ?? null,
     requestId: origin.requestId,
-    details: event.details ?? {},
+    // Whatever the event, a change made through an API key says which key (docs/api.md#api-keys).
+    details: origin.apiKeyId != null ? { ...event.details, apiKeyId: origin.apiKeyId } : (event.details ?? {}),
   })
 }

@@ -1,4 +1,5 @@
 import type { Role } from '../../db/schema.js'
+import { isApiKeyScope, type ApiKeyScope } from '../api-keys/scopes.js'
 import type { ErrorCode } from '../errors.js'
 
 /** The roles of every route for staff (`access: 'staff'`). */
@@ -30,8 +31,15 @@ export type Audience =
 /** The per-address budget shared by login, registration and password changes; the value is the code beyond it. */
 export type AddressBudgetCode = Extract<ErrorCode, 'AUTH_018' | 'RATE_LIMITED'>
 
-/** A route's `config.access`: its audience, and whether each request also counts against the per-address budget. */
-export type Access = Audience | { audience: Audience; addressBudget: AddressBudgetCode }
+/**
+ * A route's `config.access`: its audience; whether each request also counts against the per-address budget; and the
+ * API key scope that admits a key to it (lib/api-keys/scopes.ts). A route that names no scope refuses every key
+ * (403 API_KEY_SCOPE): keys reach only what a scope names.
+ */
+export type Access =
+  | Audience
+  | { audience: Audience; addressBudget: AddressBudgetCode; apiKeyScope?: never }
+  | { audience: Audience; apiKeyScope: ApiKeyScope; addressBudget?: never }
 
 /** How the caller proves who it is. */
 export type Credential =
@@ -57,12 +65,15 @@ export interface AccessPolicy {
    */
   readonly csrfCookie: 'access' | 'refresh' | 'mfa' | null
   readonly addressBudget: AddressBudgetCode | null
+  /** The scope an API key needs here; null: keys are refused (403 API_KEY_SCOPE). Only with an access token. */
+  readonly apiKeyScope: ApiKeyScope | null
   /** The refusals this policy's plugins can answer, for the OpenAPI document (lib/openapi/problem-codes.ts). */
   readonly problems: readonly ErrorCode[]
 }
 
 // The access token is read, then the request scope statement refuses a revoked token or an inactive tenant or user.
-const TOKEN_PROBLEMS: readonly ErrorCode[] = ['AUTH_002', 'AUTH_003', 'AUTH_004', 'AUTH_010', 'AUTH_015']
+// An API key where the route names no scope, or another scope, is refused.
+const TOKEN_PROBLEMS: readonly ErrorCode[] = ['AUTH_002', 'AUTH_003', 'AUTH_004', 'AUTH_010', 'AUTH_015', 'API_KEY_SCOPE']
 
 const CREDENTIAL_OF: Record<Exclude<Audience, { roles: readonly Role[] }>, Credential> = {
   public: 'none',
@@ -107,26 +118,43 @@ function audienceIsValid(audience: unknown): audience is Audience {
   return Array.isArray(roles) && roles.length > 0 && roles.every((role) => typeof role === 'string')
 }
 
+const KEY_ROLES: readonly Role[] = ['OWNER', 'MANAGER']
+
 /** Turns a route's `access` into its policy; throws (failing the start) when the value is not a known access. */
 export function resolveAccess(access: unknown): AccessPolicy {
   const wrapped = typeof access === 'object' && access !== null && 'audience' in access
   const audience = wrapped ? (access as { audience: unknown }).audience : access
-  const addressBudget = wrapped ? (access as { addressBudget?: unknown }).addressBudget : null
-  if (!audienceIsValid(audience) || (addressBudget !== null && addressBudget !== 'AUTH_018' && addressBudget !== 'RATE_LIMITED')) {
+  const addressBudget = wrapped ? ((access as { addressBudget?: unknown }).addressBudget ?? null) : null
+  const apiKeyScope = wrapped ? ((access as { apiKeyScope?: unknown }).apiKeyScope ?? null) : null
+  const extraKeys = wrapped ? Object.keys(access).filter((key) => !['audience', 'addressBudget', 'apiKeyScope'].includes(key)) : []
+  if (
+    !audienceIsValid(audience) ||
+    extraKeys.length > 0 ||
+    (wrapped && (addressBudget === null) === (apiKeyScope === null)) ||
+    (addressBudget !== null && addressBudget !== 'AUTH_018' && addressBudget !== 'RATE_LIMITED') ||
+    (apiKeyScope !== null && !isApiKeyScope(apiKeyScope))
+  ) {
     throw new TypeError(`not an access policy: ${JSON.stringify(access)}`)
   }
   const credential = typeof audience === 'object' ? 'access-token' : CREDENTIAL_OF[audience]
   const roles = rolesOf(audience)
+  // A key acts as its creator, who must be an OWNER or MANAGER (the database refuses the key otherwise) and whose
+  // role this instance may have read before a change between the two: a route that admits keys admits both.
+  if (apiKeyScope !== null && (credential !== 'access-token' || !KEY_ROLES.every((role) => roles?.includes(role) ?? true))) {
+    throw new TypeError(`an API key scope needs a route for signed-in OWNERs and MANAGERs: ${JSON.stringify(access)}`)
+  }
   const problems: ErrorCode[] = [...PROBLEMS_OF[credential]]
   if (roles) problems.push('AUTH_008')
   if (addressBudget) problems.push(addressBudget)
+  if (apiKeyScope) problems.push('RATE_LIMITED')
   return {
     audience,
     credential,
     roles,
     tenantTransaction: credential === 'access-token' || credential === 'internal-signature',
     csrfCookie: CSRF_COOKIE_OF[credential] ?? null,
-    addressBudget: addressBudget ?? null,
+    addressBudget: (addressBudget as AddressBudgetCode | null) ?? null,
+    apiKeyScope: apiKeyScope as ApiKeyScope | null,
     problems,
   }
 }

@@ -108,6 +108,12 @@ export const documentRoute: SwaggerTransform = ({ schema, url, route }) => {
     if (declared.security === undefined && policy.credential !== 'access-token') {
       documented.security = COOKIE_SECURITY[policy.credential] ?? []
     }
+    // A route that admits API keys says so, and with which scope (lib/http/access.ts).
+    if (policy.apiKeyScope) {
+      documented.security = [{ bearerAuth: [] }, { cookieAuth: [] }, { integratorKey: [] }]
+      documented['x-api-key-scope'] = policy.apiKeyScope
+      documented.description = withNote(`API keys: with the scope \`${policy.apiKeyScope}\`.`)
+    }
   }
   // A prefix's '/' route answers with and without the slash, and Fastify leaves the options it shares with the
   // slash variant holding that URL; the contract spells these paths without it (`/v1/me`).

@@ -6,6 +6,6 @@ import type { RequestScope } from '../../db/tenant-transaction.js'
  * work opens checks the access token again (`accessJti`), as the request's own would.
  */
 export function callerScope(request: FastifyRequest): RequestScope & { tenantId: number; userId: number } {
-  const { tenantId, userId } = request.caller
-  return { tenantId, userId, accessJti: request.accessJti }
+  const { tenantId, userId, apiKeyId } = request.caller
+  return { tenantId, userId, accessJti: request.accessJti, apiKeyId }
 }

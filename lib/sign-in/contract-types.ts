@@ -11,7 +11,7 @@ import type { Identity } from './identity.js'
  * validateToken's answer: the verified caller (identity.ts) under the names the contract has always published,
  * `expiresAt` for the access token's expiry and no `authority`, so modules written against it keep working.
  */
-export type TokenIdentity = Omit<Identity, 'authority' | 'accessExpiresAt'> & { expiresAt: Identity['accessExpiresAt'] }
+export type TokenIdentity = Omit<Identity, 'authority' | 'accessExpiresAt' | 'apiKeyId'> & { expiresAt: Identity['accessExpiresAt'] }
 
 export interface UserInfo {
   id: number

@@ -1,4 +1,5 @@
 import type { Role } from '../../db/schema.js'
+import type { ApiKeyCaller } from '../api-keys/key-resolver.js'
 import type { TokenClaims } from './tokens.js'
 
 /**
@@ -16,6 +17,12 @@ export interface Identity {
   jti: string
   /** When the access token expires: what its revocation must outlive. */
   accessExpiresAt: Date
+  /**
+   * The API key the request presented (identityFromApiKey), else null. A key has no session and no access token:
+   * `sid` and `jti` are empty then, and only routes that name a key scope (lib/http/access.ts), none of which reads
+   * them, admit a key.
+   */
+  apiKeyId: number | null
 }
 
 /** The one mapping from access-token claims to an identity; the claims must come from verifyToken(..., 'access'). */
@@ -29,5 +36,21 @@ export function identityFromClaims(claims: TokenClaims): Identity {
     sid: claims.sid,
     jti: claims.jti,
     accessExpiresAt: new Date(claims.exp * 1000),
+    apiKeyId: null,
+  }
+}
+
+/** The caller an API key acts as: its creator, in the creator's tenant (lib/api-keys/key-resolver.ts). */
+export function identityFromApiKey(caller: ApiKeyCaller): Identity {
+  return {
+    userId: caller.userId,
+    tenantSlug: caller.tenantSlug,
+    tenantId: caller.tenantId,
+    role: caller.role,
+    authority: `ROLE_${caller.role}`,
+    sid: '',
+    jti: '',
+    accessExpiresAt: new Date(0),
+    apiKeyId: caller.apiKeyId,
   }
 }

@@ -92,7 +92,7 @@ export default fp(
         const pattern = request.routeOptions.url ?? request.url
         const scope: KeyScope = { tenantId: identity.tenantId, userId: identity.userId, route: `${request.method} ${pattern}`, key }
         const fingerprint = requestFingerprint(request.method, pattern, request.params, request.body)
-        const caller = { tenantId: identity.tenantId, accessJti: request.accessJti, userId: identity.userId }
+        const caller = { tenantId: identity.tenantId, accessJti: request.accessJti, userId: identity.userId, apiKeyId: identity.apiKeyId }
         const outcome = await claimKey(app.db, caller, { scope, fingerprint, claimSeconds }, (trx, id) => route.load(trx, id, request))
         if (outcome.kind === 'claimed') {
           ;(request as WithHeldKey)[kHeld] = { ...outcome.claim, completed: false }

@@ -67,6 +67,17 @@ function register(app: FastifyInstance): MetricsRecorder {
     )
   })
 
+  // By how the caller proved who it is, never by which caller or key: the label has four values whatever the load.
+  const byCredential = new Counter({
+    name: 'svc_http_requests_by_credential_total',
+    help: 'HTTP requests by credential kind: cookie, bearer_token (an access token), api_key, none',
+    labelNames: ['credential'],
+    registers: [registry],
+  })
+  app.addHook('onResponse', async (request) => {
+    byCredential.inc({ credential: request.credentialKind ?? 'none' })
+  })
+
   const logins = new Counter({ name: 'svc_auth_logins_total', help: 'Login attempts by outcome', labelNames: ['outcome'], registers: [registry] })
   const lockouts = new Counter({ name: 'svc_auth_lockouts_total', help: 'Logins refused because the identity is locked', registers: [registry] })
   const reuses = new Counter({ name: 'svc_auth_refresh_reuse_total', help: 'Refresh token reuse detections (session revoked)', registers: [registry] })

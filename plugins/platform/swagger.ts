@@ -51,6 +51,7 @@ export default fp(
           { name: 'sms-templates', description: 'Reusable message templates' },
           { name: 'kakao', description: "KakaoTalk notices (AlimTalk): the academy's Kakao channel and the templates imported from the provider" },
           { name: 'audit', description: "The academy's audit log: who did what, and when" },
+          { name: 'api-keys', description: "Integrator API keys: the academy's own servers send and read without a staff password" },
           { name: 'events', description: "Delivery events pushed to the academy's own endpoint, signed (Standard Webhooks)" },
           { name: 'internal', description: 'Signed operations calls (HMAC headers), not for end users' },
           { name: 'provider-callback', description: 'Delivery reports from the SMS provider' },
@@ -89,6 +90,14 @@ export default fp(
             internalTimestamp: { type: 'apiKey', in: 'header', name: 'X-Timestamp', description: 'Epoch seconds' },
             internalSignature: { type: 'apiKey', in: 'header', name: 'X-Signature', description: 'HMAC-SHA256, lowercase hex' },
             providerSecret: { type: 'apiKey', in: 'header', name: 'X-Provider-Secret', description: 'SHA-1 of the webhook token, lowercase hex' },
+            integratorKey: {
+              type: 'http',
+              scheme: 'bearer',
+              bearerFormat: 'svck_...',
+              description:
+                "An academy's integrator API key (POST /v1/api-keys), as `Authorization: Bearer svck_...`: accepted only on the " +
+                'operations that list it, within the scope each names (x-api-key-scope)',
+            },
           },
         },
         // Either credential is accepted; routes open to anyone override this with `security: []`.

@@ -138,6 +138,7 @@ export default fp(
           tenantId,
           accessJti: request.accessJti,
           userId: request.identity?.userId ?? null,
+          apiKeyId: request.identity?.apiKeyId ?? null,
           readOnly: request.method === 'GET' || request.method === 'HEAD',
         })
       } finally {

@@ -2,8 +2,9 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ACCESS_COOKIE } from '../../lib/sign-in/cookies.js'
 import type { AuthDeps } from '../../lib/sign-in/deps.js'
+import { looksLikeApiKey } from '../../lib/api-keys/key.js'
 import { bearerToken } from '../../lib/sign-in/bearer-token.js'
-import { identityFromClaims, type Identity } from '../../lib/sign-in/identity.js'
+import { identityFromApiKey, identityFromClaims, type Identity } from '../../lib/sign-in/identity.js'
 import type { TokenKeys } from '../../lib/sign-in/token-keys.js'
 import { tokenKeysFromEnv } from '../../lib/sign-in/token-keys-from-env.js'
 import { verifyToken } from '../../lib/sign-in/tokens.js'
@@ -19,6 +20,8 @@ declare module 'fastify' {
      * token: a handler that expects a caller there is a bug, never the client's fault.
      */
     readonly caller: Identity
+    /** How the caller proved who it is, for the metrics (never which key or user); null when nothing was read. */
+    credentialKind: 'cookie' | 'bearer_token' | 'api_key' | null
   }
   interface FastifyInstance {
     /** Database, token keys and settings for the authentication flows (lib/sign-in). */
@@ -29,8 +32,11 @@ declare module 'fastify' {
 }
 
 /** `Authorization: Bearer <token>` wins; the access cookie is the fallback. */
-function presentedToken(request: FastifyRequest): string | undefined {
-  return bearerToken(request) ?? (request.cookies[ACCESS_COOKIE] || undefined)
+function presentedToken(request: FastifyRequest): { token: string; kind: 'cookie' | 'bearer_token' } | undefined {
+  const bearer = bearerToken(request)
+  if (bearer) return { token: bearer, kind: 'bearer_token' }
+  const cookie = request.cookies[ACCESS_COOKIE]
+  return cookie ? { token: cookie, kind: 'cookie' } : undefined
 }
 
 export default fp(
@@ -40,6 +46,7 @@ export default fp(
     ))
     app.decorate('authDeps', { db: app.db, tokenKeys: app.tokenKeys, env: app.env })
     app.decorateRequest('identity', null)
+    app.decorateRequest('credentialKind', null)
     app.decorateRequest('caller', {
       getter(this: FastifyRequest) {
         if (!this.identity) throw new AppError('INTERNAL_ERROR', 'no verified caller for this request')
@@ -51,9 +58,19 @@ export default fp(
     app.addHook('onRequest', async (request) => {
       const policy = policyOf(request.routeOptions.config)
       if (policy.credential !== 'access-token') return
-      const token = presentedToken(request)
-      if (!token) throw new AppError('AUTH_002')
-      const identity = identityFromClaims(await verifyToken(app.tokenKeys, token, 'access'))
+      const presented = presentedToken(request)
+      if (!presented) throw new AppError('AUTH_002')
+      // An integrator's key (only ever a bearer credential: a key in the cookie is just a bad access token). It acts as
+      // its creator, whose role every route that admits keys admits (lib/http/access.ts); no access token, no jti.
+      if (presented.kind === 'bearer_token' && looksLikeApiKey(presented.token)) {
+        request.credentialKind = 'api_key'
+        const caller = await app.apiKeys.authenticate(request, presented.token, policy)
+        request.identity = identityFromApiKey(caller)
+        request.tenantId = caller.tenantId
+        return
+      }
+      request.credentialKind = presented.kind
+      const identity = identityFromClaims(await verifyToken(app.tokenKeys, presented.token, 'access'))
       request.identity = identity
       request.tenantId = identity.tenantId
       request.accessJti = identity.jti
@@ -61,5 +78,5 @@ export default fp(
     })
   },
   // cors before everything that can refuse a request, so that a listed origin can read the refusal (plugins/platform/cors.ts).
-  { name: 'auth', dependencies: ['env', 'access', 'cors', 'db', 'cookie', 'tenant-tx', 'closing'] },
+  { name: 'auth', dependencies: ['env', 'access', 'cors', 'db', 'cookie', 'tenant-tx', 'closing', 'api-keys'] },
 )

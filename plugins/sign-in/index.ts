@@ -14,5 +14,5 @@ export default fp<AppOptions>(
     await app.register(auth, options)
     await app.register(authContract, options)
   },
-  { name: 'sign-in', dependencies: ['env', 'access', 'cors', 'db', 'cookie', 'tenant-tx', 'closing'] },
+  { name: 'sign-in', dependencies: ['env', 'access', 'cors', 'db', 'cookie', 'tenant-tx', 'closing', 'api-keys'] },
 )

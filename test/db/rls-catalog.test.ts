@@ -4,7 +4,7 @@ import { owner } from '../support/fixtures.js'
 import { useTestApp } from '../support/helper.js'
 
 // Tables kept without RLS (docs/architecture.md#tenancy-from-token-to-row): read before any tenant context exists.
-const TABLES_WITHOUT_RLS = ['owner_directory', 'passkey_directory']
+const TABLES_WITHOUT_RLS = ['owner_directory', 'passkey_directory', 'api_key_directory']
 // Indexes read across tenants by the owner's maintenance only (with each partition's copy): SMS retention finds rows
 // past SVC_SMS_RETENTION_DAYS by age (db/functions/svc_purge_old_sms.sql), a BRIN index of a few pages a month.
 const MAINTENANCE_INDEXES = ['sms_messages_age']

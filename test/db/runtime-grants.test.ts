@@ -41,6 +41,15 @@ describe('what the runtime role may write in the tables without RLS', () => {
     expect(entry).toEqual([{ userLoginId: victim.user.userLoginId }])
   })
 
+  itPostgres('can neither read nor write the API key directory, and learns ids only through its function', async () => {
+    const tenant = await createTenant()
+    await expect(asRuntime(sql`select * from api_key_directory`)).rejects.toMatchObject(DENIED)
+    await expect(asRuntime(sql`insert into api_key_directory values ('x', ${tenant.id}, 1)`)).rejects.toMatchObject(DENIED)
+    await expect(asRuntime(sql`delete from api_key_directory`)).rejects.toMatchObject(DENIED)
+    const { rows } = await asRuntime(sql`select * from svc_api_key_directory('no-such-lookup-id')`)
+    expect(rows).toEqual([])
+  })
+
   itPostgres("still registers owners and renames an owner's entry through the owner's own users row", async () => {
     const first = await registerOwner(app.current)
     const second = await registerOwner(app.current)

@@ -20,6 +20,21 @@ describe('access plugin', () => {
     await expect(started).rejects.toThrow(/not an access policy: "staf"/)
   })
 
+  it('refuses to start when an API key scope is unknown, or names a route a key could not act on', async () => {
+    const unknown = buildAppWith(async (test) => {
+      test.get('/v1/test-scope', { config: { access: { audience: 'staff', apiKeyScope: 'sms:everything' as never } } }, async () => ({}))
+    })
+    await expect(unknown).rejects.toThrow(/not an access policy/)
+    const ownerOnly = buildAppWith(async (test) => {
+      test.get('/v1/test-owner-scope', { config: { access: { audience: 'owner', apiKeyScope: 'sms:read' } } }, async () => ({}))
+    })
+    await expect(ownerOnly).rejects.toThrow(/needs a route for signed-in OWNERs and MANAGERs/)
+    const publicRoute = buildAppWith(async (test) => {
+      test.get('/v1/test-public-scope', { config: { access: { audience: 'public', apiKeyScope: 'sms:read' } } }, async () => ({}))
+    })
+    await expect(publicRoute).rejects.toThrow(/needs a route for signed-in OWNERs and MANAGERs/)
+  })
+
   it('refuses to start with an old-style flag instead of an access', async () => {
     const started = buildAppWith(async (test) => {
       test.get('/v1/test-old-flag', { config: { auth: false } as never }, async () => ({ ok: true }))
@@ -40,7 +55,11 @@ describe('access plugin', () => {
     it('declares who may call each one', () => {
       const described = (access: Access | undefined) => {
         const policy = resolveAccess(access)
-        return JSON.stringify(policy.audience) + (policy.addressBudget ? ` + ${policy.addressBudget}` : '')
+        return (
+          JSON.stringify(policy.audience) +
+          (policy.addressBudget ? ` + ${policy.addressBudget}` : '') +
+          (policy.apiKeyScope ? ` + key ${policy.apiKeyScope}` : '')
+        )
       }
       const audiences = Object.fromEntries(
         routes.flatMap((route) =>
@@ -59,6 +78,9 @@ describe('access plugin', () => {
         'GET /actuator/health/readiness': '"public"',
         'PATCH /internal/sms/sender-settings/:tenantSlug/approval': '"internal-signed"',
         'GET /v1/audit-events': '"owner"',
+        'POST /v1/api-keys': '"owner"',
+        'GET /v1/api-keys': '"owner"',
+        'DELETE /v1/api-keys/:id': '"owner"',
         'POST /v1/login': '"public" + AUTH_018',
         'POST /v1/login/mfa': '"mfa-cookie" + AUTH_018',
         'POST /v1/login/mfa/sms': '"mfa-cookie" + AUTH_018',
@@ -92,31 +114,31 @@ describe('access plugin', () => {
         'POST /v1/refresh': '"refresh-cookie"',
         'POST /v1/register': '"public" + RATE_LIMITED',
         'POST /v1/register/owner': '"public" + RATE_LIMITED',
-        'GET /v1/sms-templates/': '"staff"',
-        'POST /v1/sms-templates/': '"staff"',
-        'PATCH /v1/sms-templates/:id': '"staff"',
-        'DELETE /v1/sms-templates/:id': '"staff"',
-        'GET /v1/sms/history': '"staff"',
-        'GET /v1/sms/history/:id': '"staff"',
-        'POST /v1/sms/history/:id/cancel': '"staff"',
-        'POST /v1/sms/recipient-groups': '"staff"',
-        'GET /v1/sms/recipient-groups': '"staff"',
-        'GET /v1/sms/recipient-groups/:id': '"staff"',
-        'POST /v1/sms/send': '"staff"',
-        'POST /v1/sms/send/class/:classId': '"staff"',
+        'GET /v1/sms-templates/': '"staff" + key sms:read',
+        'POST /v1/sms-templates/': '"staff" + key templates:write',
+        'PATCH /v1/sms-templates/:id': '"staff" + key templates:write',
+        'DELETE /v1/sms-templates/:id': '"staff" + key templates:write',
+        'GET /v1/sms/history': '"staff" + key sms:read',
+        'GET /v1/sms/history/:id': '"staff" + key sms:read',
+        'POST /v1/sms/history/:id/cancel': '"staff" + key sms:send',
+        'POST /v1/sms/recipient-groups': '"staff" + key sms:send',
+        'GET /v1/sms/recipient-groups': '"staff" + key sms:read',
+        'GET /v1/sms/recipient-groups/:id': '"staff" + key sms:read',
+        'POST /v1/sms/send': '"staff" + key sms:send',
+        'POST /v1/sms/send/class/:classId': '"staff" + key sms:send',
         'GET /v1/sms/sender-setting': '"owner"',
         'GET /v1/sms/sender-setting/status': '"staff"',
         'PUT /v1/sms/sender-setting': '"owner"',
-        'GET /v1/sms/usage': '{"roles":["OWNER","MANAGER"]}',
+        'GET /v1/sms/usage': '{"roles":["OWNER","MANAGER"]} + key usage:read',
         'GET /v1/webhook-endpoint': '"owner"',
         'PUT /v1/webhook-endpoint': '"owner"',
         'DELETE /v1/webhook-endpoint': '"owner"',
         'POST /v1/webhook-endpoint/secret': '"owner"',
         'GET /v1/sms/advertising': '"staff"',
         'PUT /v1/sms/advertising': '"owner"',
-        'GET /v1/sms/opt-outs': '"staff"',
-        'POST /v1/sms/opt-outs': '{"roles":["OWNER","MANAGER"]}',
-        'DELETE /v1/sms/opt-outs/:phone': '{"roles":["OWNER","MANAGER"]}',
+        'GET /v1/sms/opt-outs': '"staff" + key opt-outs:write',
+        'POST /v1/sms/opt-outs': '{"roles":["OWNER","MANAGER"]} + key opt-outs:write',
+        'DELETE /v1/sms/opt-outs/:phone': '{"roles":["OWNER","MANAGER"]} + key opt-outs:write',
         'POST /v1/sms/solapi/webhook': '"provider-callback"',
         'GET /v1/kakao/channel': '"staff"',
         'PUT /v1/kakao/channel': '"owner"',

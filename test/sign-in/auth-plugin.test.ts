@@ -128,6 +128,7 @@ describe('auth plugin', () => {
           sid: claims.sid,
           jti: claims.jti,
           accessExpiresAt: new Date((claims.exp as number) * 1000).toISOString(),
+          apiKeyId: null,
         },
         requestTenantId: tenant.id,
         databaseTenant: String(tenant.id),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { identityFromClaims } from '../../lib/sign-in/identity.js'
+import { identityFromApiKey, identityFromClaims } from '../../lib/sign-in/identity.js'
 import type { TokenClaims } from '../../lib/sign-in/tokens.js'
 
 const claims: TokenClaims = {
@@ -26,6 +26,24 @@ describe('identityFromClaims', () => {
       sid: claims.sid,
       jti: claims.jti,
       accessExpiresAt: new Date(1_800_000_900 * 1000),
+      apiKeyId: null,
+    })
+  })
+})
+
+describe('identityFromApiKey', () => {
+  it("names the key's creator, in the creator's tenant, with the key and no session or token", () => {
+    const identity = identityFromApiKey({ apiKeyId: 9, tenantId: 7, tenantSlug: 'bright-math-x7k2qp', userId: 42, role: 'MANAGER', scopes: ['sms:read'] })
+    expect(identity).toEqual({
+      userId: 42,
+      tenantSlug: 'bright-math-x7k2qp',
+      tenantId: 7,
+      role: 'MANAGER',
+      authority: 'ROLE_MANAGER',
+      sid: '',
+      jti: '',
+      accessExpiresAt: new Date(0),
+      apiKeyId: 9,
     })
   })
 })

@@ -19,6 +19,8 @@ const FINDINGS: ReadonlyArray<[string, RegExp]> = [
   ['a JWT', /eyJ[\w-]{8,}\.[\w-]{8,}/],
   ['a bcrypt hash', /\$2[aby]\$\d\d\$/],
   ['a webhook secret', /whsec_/],
+  // An integrator's API key: the list's prefix (svck_ and 8 characters) is no key.
+  ['an API key', /svck_[\w-]{20,}/],
   // Nine to twelve digits, with or without separators, unmasked: a Korean phone number, +82 form included (masked
   // ones carry '*'). A longer run is no phone number: SMS message ids have 16 digits (2026110000000123).
   ['a whole phone number', /(?<![\w*])\d(?:[ -]?\d){8,11}(?![\w*]|[ -]?\d)/],

@@ -76,7 +76,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'sms:read' } },
       schema: {
         operationId: 'listSmsTemplates',
         summary: "The academy's templates, newest first",
@@ -96,7 +96,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'templates:write' } },
       schema: {
         operationId: 'createSmsTemplate',
         summary: 'Create a template',
@@ -122,7 +122,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/:id',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'templates:write' } },
       schema: {
         operationId: 'updateSmsTemplate',
         summary: 'Change a template (creator, OWNER or MANAGER) at the version you read',
@@ -148,7 +148,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/:id',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'templates:write' } },
       schema: {
         operationId: 'deleteSmsTemplate',
         summary: 'Delete a template (creator, OWNER or MANAGER)',

@@ -42,7 +42,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/history',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'sms:read' } },
       schema: {
         operationId: 'listSmsHistory',
         summary: 'Messages, a page at a time (an INSTRUCTOR sees only their own)',
@@ -68,7 +68,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/history/:id',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'sms:read' } },
       schema: {
         operationId: 'getSmsMessage',
         summary: 'One message with every recipient, phones masked',
@@ -88,7 +88,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/history/:id/cancel',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'sms:send' } },
       schema: {
         operationId: 'cancelSmsMessage',
         summary: 'Cancel a message not yet sent: scheduled ahead, or held back (quiet hours included) and never handed to the provider',

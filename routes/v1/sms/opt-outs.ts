@@ -35,7 +35,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/opt-outs',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'opt-outs:write' } },
       schema: {
         operationId: 'listSmsOptOuts',
         summary: 'The numbers that refused advertisements, newest first, masked',
@@ -55,7 +55,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/opt-outs',
     {
-      config: { access: LIST_KEEPERS },
+      config: { access: { audience: LIST_KEEPERS, apiKeyScope: 'opt-outs:write' } },
       schema: {
         operationId: 'addSmsOptOut',
         summary: 'Put a number on the opt-out list (200 when it is already on it)',
@@ -77,7 +77,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/opt-outs/:phone',
     {
-      config: { access: LIST_KEEPERS },
+      config: { access: { audience: LIST_KEEPERS, apiKeyScope: 'opt-outs:write' } },
       schema: {
         operationId: 'removeSmsOptOut',
         summary: 'Take a number off the opt-out list',

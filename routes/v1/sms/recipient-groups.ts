@@ -33,7 +33,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/recipient-groups',
     {
       bodyLimit: RECIPIENT_LIST_BODY_LIMIT,
-      config: { access: 'staff', idempotency: groupReplay },
+      config: { access: { audience: 'staff', apiKeyScope: 'sms:send' }, idempotency: groupReplay },
       schema: {
         operationId: 'createRecipientGroup',
         summary: 'Save a list of recipients as your group',
@@ -60,7 +60,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/recipient-groups',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'sms:read' } },
       schema: {
         operationId: 'listRecipientGroups',
         summary: 'Your recipient groups, newest first, without members',
@@ -74,7 +74,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/recipient-groups/:id',
     {
-      config: { access: 'staff' },
+      config: { access: { audience: 'staff', apiKeyScope: 'sms:read' } },
       schema: {
         operationId: 'getRecipientGroup',
         summary: 'One of your groups with its members, phones masked',

@@ -115,7 +115,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     '/send',
     {
       bodyLimit: RECIPIENT_LIST_BODY_LIMIT,
-      config: { access: 'staff', idempotency: messageReplay },
+      config: { access: { audience: 'staff', apiKeyScope: 'sms:send' }, idempotency: messageReplay },
       schema: {
         operationId: 'sendSms',
         summary: 'Send to listed recipients or to one of your groups, now or at scheduledAt',
@@ -138,7 +138,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/send/class/:classId',
     {
-      config: { access: 'staff', idempotency: messageReplay },
+      config: { access: { audience: 'staff', apiKeyScope: 'sms:send' }, idempotency: messageReplay },
       schema: {
         operationId: 'sendClassSms',
         summary: "Send to the guardians of a class's active students",

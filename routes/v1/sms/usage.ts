@@ -12,7 +12,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/usage',
     {
-      config: { access: { roles: ['OWNER', 'MANAGER'] } },
+      config: { access: { audience: { roles: ['OWNER', 'MANAGER'] }, apiKeyScope: 'usage:read' } },
       schema: {
         operationId: 'getSmsUsage',
         summary: 'Messages, recipients, cost and delivery per local day, counted on the day each message was accepted',

@@ -18,7 +18,17 @@ describe('resolveAccess (what each access means)', () => {
 
   it('derives the refusals each access can answer', () => {
     expect(resolveAccess('public').problems).toEqual([])
-    expect(resolveAccess('user').problems).toEqual(['AUTH_002', 'AUTH_003', 'AUTH_004', 'AUTH_010', 'AUTH_015'])
+    expect(resolveAccess('user').problems).toEqual(['AUTH_002', 'AUTH_003', 'AUTH_004', 'AUTH_010', 'AUTH_015', 'API_KEY_SCOPE'])
+    expect(resolveAccess({ audience: 'staff', apiKeyScope: 'sms:send' }).problems).toEqual([
+      'AUTH_002',
+      'AUTH_003',
+      'AUTH_004',
+      'AUTH_010',
+      'AUTH_015',
+      'API_KEY_SCOPE',
+      'AUTH_008',
+      'RATE_LIMITED',
+    ])
     expect(resolveAccess('owner').problems).toContain('AUTH_008')
     expect(resolveAccess('internal-signed').problems).toEqual(['INTERNAL_SIGNATURE_INVALID', 'TENANT_MISMATCH', 'TENANT_NOT_FOUND'])
     expect(resolveAccess('provider-callback').problems).toEqual(['WEBHOOK_SECRET_INVALID'])

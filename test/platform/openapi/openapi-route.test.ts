@@ -41,6 +41,8 @@ interface RegisteredRoute {
   /** The route reads no access token (its access names another credential, or none). */
   publicRoute: boolean
   credential: Credential
+  /** An integrator's API key may call it too. */
+  admitsKeys: boolean
 }
 
 describe('GET /openapi.json', () => {
@@ -52,9 +54,10 @@ describe('GET /openapi.json', () => {
   })
   const app = useTestApp(() => ({ extend: async () => undefined, before: (fastify) => {
       fastify.addHook('onRoute', (route: RouteOptions) => {
-        const { credential } = policyOf(route.config ?? {})
+        const { credential, apiKeyScope } = policyOf(route.config ?? {})
         const publicRoute = credential !== 'access-token'
-        for (const method of [route.method].flat()) registered.push({ method, url: route.url, publicRoute, credential })
+        const admitsKeys = apiKeyScope !== null
+        for (const method of [route.method].flat()) registered.push({ method, url: route.url, publicRoute, credential, admitsKeys })
       })
     } }))
   beforeAll(async () => {
@@ -142,7 +145,8 @@ describe('GET /openapi.json', () => {
     for (const route of registered.filter((entry) => entry.method !== 'HEAD' && !isDocsRoute(entry.url))) {
       const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()]
       if (!operation || route.url.startsWith('/internal/') || route.url === '/v1/sms/solapi/webhook') continue
-      const expected = route.publicRoute ? (ownCookie[route.credential] ?? []) : undefined
+      const withKey = [{ bearerAuth: [] }, { cookieAuth: [] }, { integratorKey: [] }]
+      const expected = route.publicRoute ? (ownCookie[route.credential] ?? []) : route.admitsKeys ? withKey : undefined
       expect({ route: route.url, security: operation.security }).toEqual({ route: route.url, security: expected })
     }
   })

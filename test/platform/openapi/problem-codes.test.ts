@@ -16,7 +16,7 @@ describe('problemCodesOf (the problem codes an operation lists)', () => {
     [
       'a signed-in read without input',
       { method: 'GET', url: '/v1/me', config: { access: 'user' } },
-      ['AUTH_002', 'AUTH_003', 'AUTH_004', 'AUTH_010', 'AUTH_015', 'UNSUPPORTED_MEDIA_TYPE', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'],
+      ['AUTH_002', 'AUTH_003', 'AUTH_004', 'AUTH_010', 'AUTH_015', 'UNSUPPORTED_MEDIA_TYPE', 'API_KEY_SCOPE', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'],
     ],
     [
       'a public write counted against the address budget, with its own codes',
@@ -44,6 +44,7 @@ describe('problemCodesOf (the problem codes an operation lists)', () => {
         'IDEMPOTENCY_REQUEST_IN_PROGRESS',
         'PAYLOAD_TOO_LARGE',
         'UNSUPPORTED_MEDIA_TYPE',
+        'API_KEY_SCOPE',
         'CSRF_ORIGIN_REJECTED',
         'SERVICE_UNAVAILABLE',
         'INTERNAL_ERROR',
@@ -81,6 +82,7 @@ describe('problemCodesOf (the problem codes an operation lists)', () => {
         'PAYLOAD_TOO_LARGE',
         'UNSUPPORTED_MEDIA_TYPE',
         'RATE_LIMITED',
+        'API_KEY_SCOPE',
         'CSRF_ORIGIN_REJECTED',
         'SERVICE_UNAVAILABLE',
         'INTERNAL_ERROR',
