@@ -41,6 +41,7 @@ import * as recoveryCodeKeys from './2026-11-29T05-00-00-recovery-code-keys.js'
 import * as kakaoChannelsTemplates from './2026-11-29T06-00-00-kakao-channels-templates.js'
 import * as alimtalkSends from './2026-11-29T07-00-00-alimtalk-sends.js'
 import * as alimtalkUsage from './2026-11-29T07-10-00-alimtalk-usage.js'
+import * as adConsents from './2026-11-29T08-00-00-ad-consents.js'
 
 /**
  * Migrations in order. Listed by hand (not read from the folder) so the same list works from TypeScript
@@ -89,4 +90,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T06-00-00-kakao-channels-templates': kakaoChannelsTemplates,
   '2026-11-29T07-00-00-alimtalk-sends': alimtalkSends,
   '2026-11-29T07-10-00-alimtalk-usage': alimtalkUsage,
+  '2026-11-29T08-00-00-ad-consents': adConsents,
 }
