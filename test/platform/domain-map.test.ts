@@ -39,7 +39,7 @@ describe('the domain map in plugins/', () => {
 
   it('has one plugin per domain folder', () => {
     expect(domainIndexes.sort()).toEqual(
-      ['account-security', 'audit', 'dispatch', 'events', 'kakao', 'sign-in', 'sms', 'tenancy'].map((name) => `plugins/${name}/index.ts`),
+      ['account-security', 'advertising', 'audit', 'dispatch', 'events', 'kakao', 'sign-in', 'sms', 'tenancy'].map((name) => `plugins/${name}/index.ts`),
     )
   })
 })
