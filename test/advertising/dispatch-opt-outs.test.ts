@@ -7,6 +7,7 @@ import { fakeExtSmsCredentials, useDispatchTestBed } from '../dispatch/dispatch-
 import { deliveryReportBody, providerSecretHeader } from '../support/fakes/extsms-server.js'
 import { useTestApp } from '../support/helper.js'
 import { carrierBytes } from './advertisement-send-fixtures.js'
+import { recordConsents } from './advertising-fixtures.js'
 
 // What the provider gets for an advertisement accepted through the send route: the (광고) frame the message was
 // accepted with, and none of the numbers put on the opt-out list since (their price and quota given back). The
@@ -17,6 +18,9 @@ const WEBHOOK_TOKEN = 'advertising-webhook-token'
 const ACADEMY = '해오름학원'
 const OPT_OUT_NUMBER = '0801234567'
 const CONTENT = '{name} 학부모님, 겨울방학 특강 10% 할인'
+
+// Every number this file advertises to has consented (advertisement-consent.test.ts covers those without).
+const CONSENTING = ['0', '1', '2', '3', '4', '5'].map((n) => `0102000000${n}`).concat(['01021000001', '01021000002', '01021000003', '01022000001', '01022000002'])
 
 const framed = (name: string) => `(광고)${ACADEMY}\n${name} 학부모님, 겨울방학 특강 10% 할인\n무료거부 ${OPT_OUT_NUMBER}`
 
@@ -46,6 +50,7 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
     const staff = await insertTenantAndSender(bed.iso.owner)
     await bed.iso.owner.updateTable('tenants').set({ name: ACADEMY }).where('id', '=', staff.tenantId).execute()
     await bed.iso.owner.insertInto('smsAdvertisingSettings').values({ tenantId: staff.tenantId, optOutNumber: OPT_OUT_NUMBER }).execute()
+    await recordConsents({ id: staff.tenantId }, CONSENTING, { db: bed.iso.owner })
     const { access } = await issueTokenPair(
       app.current.tokenKeys,
       { userId: staff.senderId, tenantId: staff.tenantId, tenantSlug: staff.slug, role: 'MANAGER', sid: randomUUID() },
