@@ -182,6 +182,39 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
     expect(usage.json().totals).toMatchObject({ messages: 1, recipients: 3, delivered: 2, optedOut: 1, estimatedCost: 2 * ad.unitPrice })
   })
 
+  it('leaves out a number whose consent was withdrawn after acceptance as NO_CONSENT, gives back its price and quota, and settles SENT', async () => {
+    const who = await advertiser()
+    await recordConsents({ id: who.tenantId }, ['01024000001', '01024000002', '01024000003'], { db: bed.iso.owner })
+    const ad = await send(who, 'ADVERTISEMENT', [['010-2400-0001', 'A'], ['010-2400-0002', 'B'], ['010-2400-0003', 'C']])
+    expect(ad).toMatchObject({ estimatedSegments: 3, optedOutCount: 0 })
+    const withdrawn = await app.current.inject({ method: 'DELETE', url: '/v1/sms/ad-consents/010-2400-0003', headers: who.headers })
+    expect(withdrawn.statusCode).toBe(204)
+    expect(await dispatchAtNoon()).toBe(1)
+
+    const sent = sentFor(ad.id)
+    expect(sent.map((message) => message.to)).toEqual(['01024000001', '01024000002'])
+    const state = await messageState(bed.iso.owner, ad.id)
+    expect(state.recipients.map((recipient) => recipient.deliveryStatus)).toEqual(['DISPATCHED', 'DISPATCHED', 'NO_CONSENT'])
+    expect(await bed.iso.owner.selectFrom('smsMessages').select(['noConsentCount', 'estimatedSegments', 'totalPrice']).where('id', '=', ad.id).executeTakeFirst()).toEqual({
+      noConsentCount: 1,
+      estimatedSegments: 2,
+      totalPrice: 2 * ad.unitPrice,
+    })
+    expect(await quotaUsed(who.tenantId)).toEqual([2])
+
+    await app.current.inject({
+      method: 'POST',
+      url: '/v1/sms/solapi/webhook',
+      headers: { 'x-provider-secret': providerSecretHeader(WEBHOOK_TOKEN) },
+      payload: deliveryReportBody(sent),
+    })
+    const detail = await app.current.inject({ method: 'GET', url: `/v1/sms/history/${ad.id}`, headers: who.headers })
+    expect(detail.json()).toMatchObject({ status: 'SENT', successCount: 2, noConsentCount: 1, optedOutCount: 0, recipientCount: 3 })
+    const day = seoulDay((await pricing(ad.id)).createdAt)
+    const usage = await app.current.inject({ method: 'GET', url: `/v1/sms/usage?from=${day}&to=${day}`, headers: who.headers })
+    expect(usage.json().totals).toMatchObject({ messages: 1, recipients: 3, delivered: 2, noConsent: 1, estimatedCost: 2 * ad.unitPrice })
+  })
+
   it('sends nothing when every remaining recipient was listed after acceptance, and ends the message FAILED', async () => {
     const who = await advertiser()
     const ad = await send(who, 'ADVERTISEMENT', [['010-2200-0001', 'A'], ['010-2200-0002', 'B']])
