@@ -3,7 +3,7 @@ import { describeFailure, type ExtSmsOptions } from './extsms.js'
 import { failureOf, isObject, nonEmptyString, parseJson } from './extsms-response.js'
 import type { Refusal, RefusalList, RefusalPage, RefusalQuery } from './refusal-list.js'
 
-/** The live provider's 080 refusal list (docs/provider.md#refusals-at-the-080-number), signed like every other call. */
+/** The live provider's 080 refusal list (docs/provider.md#the-080-refusal-list), signed like every other call. */
 
 export const EXTSMS_REFUSALS_PATH = '/iam/v1/black'
 

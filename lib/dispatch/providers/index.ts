@@ -37,7 +37,7 @@ export function createKakaoReads(env: Env): KakaoReads {
   })
 }
 
-/** The configured provider's 080 refusal list (docs/provider.md#refusals-at-the-080-number). */
+/** The configured provider's 080 refusal list (docs/provider.md#the-080-refusal-list). */
 export function createRefusalList(env: Env): RefusalList {
   if (env.SVC_SMS_PROVIDER === 'mock') return createMockRefusalList()
   return createExtSmsRefusalList({

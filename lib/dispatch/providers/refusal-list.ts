@@ -1,7 +1,7 @@
 import type { CallFailure } from './provider.js'
 
 /**
- * The provider's 080 refusal list (docs/provider.md#refusals-at-the-080-number): every recipient who called the
+ * The provider's 080 refusal list (docs/provider.md#the-080-refusal-list): every recipient who called the
  * account's 080 number to refuse messages from one of its sender numbers, oldest first, paged by `nextKey`. Like
  * the SMS adapters, its readers never touch the database; lib/advertising/opt-out-sync.ts calls them between
  * transactions.
