@@ -1,4 +1,4 @@
--- Row-level trigger of sms_messages, fired (WHEN) only when a message's delivery, opted-out or no-consent counts or its price change or it
+-- Row-level trigger of sms_messages, fired (WHEN) only when a message's delivery or opted-out counts or its price change or it
 -- enters or leaves CANCELLED: journals the difference between what the message counts in the usage report now and
 -- what it counted before, in the bucket of its acceptance (created_at, which never changes), so results that arrive later
 -- land on the day the message was accepted. A cancelled message counts nothing, so cancelling takes its whole
@@ -10,8 +10,7 @@ declare
   counted_after integer := case when new.status = 'CANCELLED' then 0 else 1 end;
 begin
   insert into sms_usage_changes (tenant_id, bucket, messages, recipients, sms, lms, segments, estimated_cost,
-                                 delivered, failed, opted_out, verification_codes, alimtalk, fallbacks,
-                                 no_consent, consent_notices)
+                                 delivered, failed, opted_out, verification_codes, alimtalk, fallbacks)
   values (
     new.tenant_id,
     date_bin('15 minutes', new.created_at, timestamptz '2000-01-01 00:00:00+00'),
@@ -26,9 +25,7 @@ begin
     counted_after * new.opted_out_count - counted_before * old.opted_out_count,
     counted_after * (new.kind = 'VERIFICATION_CODE')::integer - counted_before * (old.kind = 'VERIFICATION_CODE')::integer,
     counted_after * new.alimtalk_count - counted_before * old.alimtalk_count,
-    counted_after * new.fallback_count - counted_before * old.fallback_count,
-    counted_after * new.no_consent_count - counted_before * old.no_consent_count,
-    counted_after * (new.kind = 'CONSENT_NOTICE')::integer - counted_before * (old.kind = 'CONSENT_NOTICE')::integer);
+    counted_after * new.fallback_count - counted_before * old.fallback_count);
   return null;
 end
 $$;

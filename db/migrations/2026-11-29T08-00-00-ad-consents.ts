@@ -62,21 +62,20 @@ export async function up(db: Kysely<any>): Promise<void> {
         add column no_consent bigint not null default 0,
         add column consent_notices bigint not null default 0`.execute(db)
   }
-  await defineFunction(db, 'svc_usage_of_inserted_sms')
-  await defineFunction(db, 'svc_usage_of_updated_sms')
-  await sql`drop trigger sms_messages_usage_on_update on sms_messages`.execute(db)
+  // Triggers of their own (db/functions/svc_consent_usage_of_*.sql): the usage triggers' older functions stay as
+  // they are, so migrations replayed at their point in history never meet these columns before they exist.
+  await defineFunction(db, 'svc_consent_usage_of_inserted_sms')
+  await defineFunction(db, 'svc_consent_usage_of_updated_sms')
   await sql`
-    create trigger sms_messages_usage_on_update
-      after update of status, success_count, fail_count, opted_out_count, no_consent_count, alimtalk_count, fallback_count,
-        total_price
-      on sms_messages
+    create trigger sms_messages_consent_usage_on_insert after insert on sms_messages
+      referencing new table as inserted for each statement execute function svc_consent_usage_of_inserted_sms()`.execute(db)
+  await sql`
+    create trigger sms_messages_consent_usage_on_update after update of status, no_consent_count on sms_messages
       for each row when (
-        (old.status = 'CANCELLED') is distinct from (new.status = 'CANCELLED')
-        or old.success_count <> new.success_count or old.fail_count <> new.fail_count
-        or old.opted_out_count <> new.opted_out_count or old.no_consent_count <> new.no_consent_count
-        or old.alimtalk_count <> new.alimtalk_count or old.fallback_count <> new.fallback_count
-        or old.total_price <> new.total_price)
-      execute function svc_usage_of_updated_sms()`.execute(db)
+        old.no_consent_count <> new.no_consent_count
+        or ((old.status = 'CANCELLED') is distinct from (new.status = 'CANCELLED')
+            and (new.no_consent_count > 0 or new.kind = 'CONSENT_NOTICE')))
+      execute function svc_consent_usage_of_updated_sms()`.execute(db)
 
   await sql`
     create table sms_opt_out_syncs (
@@ -95,18 +94,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop table sms_opt_out_syncs`.execute(db)
-  await sql`drop trigger sms_messages_usage_on_update on sms_messages`.execute(db)
-  await sql`
-    create trigger sms_messages_usage_on_update
-      after update of status, success_count, fail_count, opted_out_count, alimtalk_count, fallback_count, total_price
-      on sms_messages
-      for each row when (
-        (old.status = 'CANCELLED') is distinct from (new.status = 'CANCELLED')
-        or old.success_count <> new.success_count or old.fail_count <> new.fail_count
-        or old.opted_out_count <> new.opted_out_count
-        or old.alimtalk_count <> new.alimtalk_count or old.fallback_count <> new.fallback_count
-        or old.total_price <> new.total_price)
-      execute function svc_usage_of_updated_sms()`.execute(db)
+  await sql`drop trigger sms_messages_consent_usage_on_update on sms_messages`.execute(db)
+  await sql`drop trigger sms_messages_consent_usage_on_insert on sms_messages`.execute(db)
+  await sql`drop function svc_consent_usage_of_updated_sms()`.execute(db)
+  await sql`drop function svc_consent_usage_of_inserted_sms()`.execute(db)
   for (const table of ['sms_usage_days', 'sms_usage', 'sms_usage_changes']) {
     await sql`alter table ${sql.table(table)} drop column consent_notices, drop column no_consent`.execute(db)
   }

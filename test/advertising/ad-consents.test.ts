@@ -88,7 +88,7 @@ describe('consents to advertising (/v1/sms/ad-consents)', () => {
       ['evidence over 500 characters', { phone: DIGITS, source: 'WRITTEN', evidence: 'x'.repeat(501) }, 'VALIDATION_FAILED'],
       ['a missing source', { phone: DIGITS, evidence: EVIDENCE }, 'VALIDATION_FAILED'],
       ['an unknown field', { ...consent(), consentedAt: '2020-01-01T00:00:00Z' }, 'VALIDATION_FAILED'],
-    ])('refuses %s with 400 %s, storing nothing', async (_, payload, code) => {
+    ] as const)('refuses %s with 400 %s, storing nothing', async (_, payload, code) => {
       const { tenant, owner } = await academy(app.current)
       expectProblem(await add(owner, payload), 400, code)
       expect(await storedConsents(tenant)).toEqual([])
