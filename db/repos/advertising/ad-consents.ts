@@ -97,9 +97,10 @@ export async function refusalsAmong(trx: TenantTx, tenantId: number, phones: rea
     return refusals
   }
   const { rows } = await sql<{ phone: string; optedOut: boolean }>`
-    select p.phone, exists (select 1 from sms_opt_outs o where o.tenant_id = ${tenantId} and o.phone = p.phone) as "optedOut"
+    select p.phone, o.phone is not null as "optedOut"
     from unnest(${distinct}::varchar[]) as p (phone)
-    where exists (select 1 from sms_opt_outs o where o.tenant_id = ${tenantId} and o.phone = p.phone)
+    left join sms_opt_outs o on o.tenant_id = ${tenantId} and o.phone = p.phone
+    where o.phone is not null
        or not exists (select 1 from sms_ad_consents c
                       where c.tenant_id = ${tenantId} and c.phone = p.phone and c.confirmed_at > ${liveAfter})`.execute(trx)
   for (const row of rows) (row.optedOut ? refusals.optedOut : refusals.noConsent).add(row.phone)
