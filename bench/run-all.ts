@@ -13,6 +13,7 @@ import { log } from './lib/load.js'
 import { printTables, resultsMarkdown } from './lib/report.js'
 import { measuredBuild, REPO_ROOT } from './lib/service.js'
 import { advertisement } from './scenarios/advertisement.js'
+import { adConsent } from './scenarios/ad-consent.js'
 import { auditCost } from './scenarios/audit-cost.js'
 import { auditLog } from './scenarios/audit-log.js'
 import { dispatch } from './scenarios/dispatch.js'
@@ -49,6 +50,7 @@ const SCENARIOS: [string, Scenario][] = [
   ['alimtalk-dispatch', alimtalkDispatch],
   ['api-keys', apiKeys],
   ['advertisement', advertisement],
+  ['ad-consent', adConsent],
   ['dispatch', dispatch],
   ['webhooks', webhooks],
   ['pooler', pooler],

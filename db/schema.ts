@@ -204,12 +204,12 @@ export type SmsStatus = 'PENDING' | 'DISPATCHED' | 'SENT' | 'FAILED' | 'PARTIAL'
 export type SmsChannel = 'SMS' | 'ALIMTALK'
 export type AlimtalkFallback = 'SMS' | 'NONE'
 export type DeliveredVia = 'ALIMTALK' | 'SMS' | 'LMS'
-export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT'
+export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT' | 'NO_CONSENT'
 
 /** An advertisement is framed, kept out of the quiet hours and off the opt-out list (lib/advertising/advertising.ts). */
 export type SmsPurpose = 'INFORMATIONAL' | 'ADVERTISEMENT'
 /** STAFF: a staff member's send, in the history. Any other kind is the service's own message (lib/dispatch/system-messages.ts). */
-export type SmsKind = 'STAFF' | 'VERIFICATION_CODE' | 'ACCOUNT_NOTICE'
+export type SmsKind = 'STAFF' | 'VERIFICATION_CODE' | 'ACCOUNT_NOTICE' | 'CONSENT_NOTICE'
 
 export interface SmsMessagesTable {
   tenantId: number
@@ -262,6 +262,8 @@ export interface SmsMessagesTable {
   adOptOutNumber: string | null
   /** Recipients on the opt-out list: in recipientCount, never in estimatedSegments or totalPrice. */
   optedOutCount: Generated<number>
+  /** Recipients without a live consent (NO_CONSENT): in recipientCount, never in estimatedSegments or totalPrice. */
+  noConsentCount: Generated<number>
   channel: ColumnType<SmsChannel, SmsChannel | undefined, SmsChannel>
   /** ALIMTALK only (null for SMS): what the provider does when AlimTalk fails. */
   fallback: AlimtalkFallback | null
@@ -317,6 +319,8 @@ export interface SmsUsageFigures {
   verificationCodes: Generated<number>
   alimtalk: Generated<number>
   fallbacks: Generated<number>
+  noConsent: Generated<number>
+  consentNotices: Generated<number>
 }
 
 /** Usage totals per tenant and 15-minute UTC bucket of acceptance, written only by the minute roll-up (RLS). */
@@ -505,18 +509,59 @@ export interface MfaChallengesTable {
 }
 
 /** The tenant's opt-out list: numbers (stored digits) no advertisement may reach (RLS). */
+/** STAFF: listed through the API; PROVIDER_080: read from the provider's 080 refusal list (lib/advertising/opt-out-sync.ts). */
+export type OptOutSource = 'STAFF' | 'PROVIDER_080'
+
 export interface SmsOptOutsTable {
   tenantId: number
   phone: string
-  /** The staff member who listed it. */
+  /** The staff member who listed it; null for a refusal read from the provider. */
   createdBy: number | null
   createdAt: Generated<Date>
+  source: ColumnType<OptOutSource, OptOutSource | undefined, OptOutSource>
+}
+
+export type AdConsentSource = 'WRITTEN' | 'ORAL' | 'ONLINE'
+
+/** A number that agreed to receive the tenant's advertisements (lib/advertising/consents.ts; RLS). */
+export interface SmsAdConsentsTable {
+  tenantId: number
+  phone: string
+  source: AdConsentSource
+  evidence: string
+  consentedAt: Timestamp
+  /** Live until SVC_AD_CONSENT_DAYS after this; renewed when the two-year notice is handed over. */
+  confirmedAt: Timestamp
+  createdBy: number | null
+  updatedAt: DefaultedTimestamp
+  /** The queued two-year notice (a CONSENT_NOTICE system message) while its hand-over is awaited. */
+  noticeSmsId: number | null
+  /** The confirmedAt the latest notice was queued for: no second notice for the same period. */
+  noticeFor: NullableTimestamp
+}
+
+/** Per tenant, where the reading of the provider's 080 refusal list stands, and who reads it (RLS). */
+export interface SmsOptOutSyncsTable {
+  tenantId: number
+  /** The sender number the list is read for; another number starts the reading over. */
+  senderNumber: string
+  /** dateCreated[gte] of the walk in progress (null: the whole list). */
+  walkFrom: NullableTimestamp
+  /** The page the walk in progress goes on with; null when no walk is in progress. */
+  nextKey: string | null
+  /** The newest dateCreated read so far: the next walk starts there. */
+  newestSeen: NullableTimestamp
+  claimToken: string | null
+  claimedUntil: NullableTimestamp
+  syncedAt: NullableTimestamp
 }
 
 /** At most one row per tenant: the free opt-out number every advertisement carries (RLS). */
 export interface SmsAdvertisingSettingsTable {
   tenantId: number
   optOutNumber: string | null
+  /** An advertisement reaches only numbers with a live consent (default true). */
+  consentRequired: Generated<boolean>
   updatedBy: number | null
   createdAt: Generated<Date>
   updatedAt: DefaultedTimestamp
@@ -688,6 +733,8 @@ export interface DB {
   mfaChallenges: MfaChallengesTable
   smsOptOuts: SmsOptOutsTable
   smsAdvertisingSettings: SmsAdvertisingSettingsTable
+  smsAdConsents: SmsAdConsentsTable
+  smsOptOutSyncs: SmsOptOutSyncsTable
   webhookEndpoints: WebhookEndpointsTable
   webhookEvents: WebhookEventsTable
   kakaoChannels: KakaoChannelsTable

@@ -113,6 +113,14 @@ export const EnvSchema = Type.Object({
   SVC_AUDIT_RETENTION_DAYS: Int(400, 0, 36_500),
   // Days an SMS message (with its recipients: numbers, names, text) is kept after it was accepted; 0 keeps all.
   SVC_SMS_RETENTION_DAYS: Int(400, 0, 36_500),
+  // Consent to advertising (lib/advertising/consents.ts): a consent lives this many days after it was last confirmed,
+  // and the notice the law asks for goes out this many days after it (less than the consent's life). Days, fractions
+  // allowed.
+  SVC_AD_CONSENT_DAYS: Type.Number({ default: 730, exclusiveMinimum: 0, maximum: 36_500 }),
+  SVC_AD_CONSENT_NOTICE_DAYS: Type.Number({ default: 700, exclusiveMinimum: 0, maximum: 36_500 }),
+  // How often the provider's 080 refusal list is read into each tenant's opt-out list (lib/advertising/opt-out-sync.ts);
+  // 0 turns the reading off.
+  SVC_OPT_OUT_SYNC_SECONDS: Int(600, 0, 86_400),
   // Partition upkeep of the SMS tables (ranges created ahead, months past retention dropped), as the owner; off: this
   // instance leaves it to another instance or to `npm run migrate` (which also creates the ranges ahead).
   SVC_SMS_PARTITION_UPKEEP: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
@@ -296,6 +304,11 @@ function crossFieldProblems(env: Env): string[] {
   if (typeof env.SVC_SMS_SCHEDULER_CRON === 'string' && !cron.validate(env.SVC_SMS_SCHEDULER_CRON)) {
     problems.push(
       `SVC_SMS_SCHEDULER_CRON: not a valid cron expression (5 or 6 fields, seconds first when 6) (got ${JSON.stringify(env.SVC_SMS_SCHEDULER_CRON)})`,
+    )
+  }
+  if (env.SVC_AD_CONSENT_NOTICE_DAYS >= env.SVC_AD_CONSENT_DAYS) {
+    problems.push(
+      `SVC_AD_CONSENT_NOTICE_DAYS: must be less than SVC_AD_CONSENT_DAYS (${env.SVC_AD_CONSENT_DAYS}), so the notice goes out before the consent lapses (got ${env.SVC_AD_CONSENT_NOTICE_DAYS})`,
     )
   }
   if (env.NODE_ENV === 'production' && !env.SVC_JWT_SECRET && !env.SVC_JWT_KEYS) {

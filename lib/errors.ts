@@ -89,6 +89,17 @@ export const ERROR_CATALOG = {
   ADVERTISEMENT_QUIET_HOURS: [400, 'Advertisement in quiet hours', 'Advertisements are not sent from 21:00 to 08:00.'],
   RECIPIENTS_OPTED_OUT: [400, 'Every recipient opted out', 'Every recipient of the advertisement is on the opt-out list.'],
   OPT_OUT_NOT_FOUND: [404, 'Opt-out not found', 'That number is not on the opt-out list.'],
+  OPT_OUT_LISTED: [
+    409,
+    'Number on the opt-out list',
+    'The number refused advertisements; the refusal is removed from the opt-out list deliberately before a consent is recorded.',
+  ],
+  AD_CONSENT_NOT_FOUND: [404, 'Consent not found', 'That number has no recorded consent to advertising.'],
+  RECIPIENTS_WITHOUT_CONSENT: [
+    400,
+    'No recipient consented',
+    'No recipient of the advertisement has a live consent to advertising (or every one without it is on the opt-out list).',
+  ],
   SMS_NOT_FOUND: [404, 'SMS not found', 'No such message.'],
   WEBHOOK_URL_INVALID: [
     400,

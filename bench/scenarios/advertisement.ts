@@ -4,7 +4,9 @@
  * what the advertising rules (the frame's sizing, one set-based lookup of every number in the list's primary key,
  * OPTED_OUT rows) add to acceptance. API only (SVC_SMS_DISPATCHER=off), no daily quota, so nothing but the request
  * path is measured. Both sends are scheduled for the next 10:00 in SVC_TIME_ZONE, so the quiet hours never refuse
- * the advertisement whatever time the bench runs. Target: median < 1 s per advertisement.
+ * the advertisement whatever time the bench runs. Target: median < 1 s per advertisement. The academy does not
+ * require consent here (consentRequired false): the figure of advertising without consents, beside which
+ * ad-consent.ts measures the same send against 50,000 consents.
  */
 import { sql } from 'kysely'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
@@ -18,15 +20,15 @@ export const OPT_OUT_LIST = 50_000
 /** Recipients of the advertisement whose number is on the list (every tenth). */
 const LISTED_RECIPIENTS = RECIPIENTS / 10
 
-const recipientPhone = (i: number) => `010${10_000_000 + i}`
+export const recipientPhone = (i: number) => `010${10_000_000 + i}`
 
 /** Tomorrow 10:00 in Asia/Seoul (UTC+9, no daylight saving): inside the advertising hours. */
-function tomorrowMorning(): string {
+export function tomorrowMorning(): string {
   const day = new Date(Date.now() + 9 * 3600_000 + 24 * 3600_000)
   return new Date(Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), 10 - 9)).toISOString()
 }
 
-function sendBody(purpose: 'INFORMATIONAL' | 'ADVERTISEMENT'): string {
+export function sendBody(purpose: 'INFORMATIONAL' | 'ADVERTISEMENT'): string {
   return JSON.stringify({
     title: 'Bench',
     content: '{name} 학부모님, 겨울방학 특강 안내입니다.',
@@ -57,7 +59,9 @@ export async function advertisement(ctx: BenchContext): Promise<void> {
                                       else '011' || (20000000 + g) end,
              now() - make_interval(secs => g)
       from generate_series(1, ${OPT_OUT_LIST}) g`.execute(database.owner)
-    await sql`insert into sms_advertising_settings (tenant_id, opt_out_number) values (${tenant.tenantId}, '0801234567')`.execute(database.owner)
+    await sql`
+      insert into sms_advertising_settings (tenant_id, opt_out_number, consent_required)
+      values (${tenant.tenantId}, '0801234567', false)`.execute(database.owner)
     await sql`analyze sms_opt_outs`.execute(database.owner)
     const [session] = await loginStaff(service.url, tenant, 1)
     const load = async (purpose: 'INFORMATIONAL' | 'ADVERTISEMENT') => {

@@ -17,7 +17,8 @@ declare
   -- The figures of usage, summed alike from the deltas into the buckets and the days: a new one is its column in
   -- sms_usage_changes, sms_usage and sms_usage_days (the triggers' functions fill it), and its name here.
   measures constant text[] := array['messages', 'recipients', 'sms', 'lms', 'segments', 'estimated_cost', 'delivered',
-                                    'failed', 'opted_out', 'verification_codes', 'alimtalk', 'fallbacks'];
+                                    'failed', 'opted_out', 'verification_codes', 'alimtalk', 'fallbacks',
+                                    'no_consent', 'consent_notices'];
   listed text;
   summed text;
   added text;

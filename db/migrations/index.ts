@@ -42,6 +42,7 @@ import * as kakaoChannelsTemplates from './2026-11-29T06-00-00-kakao-channels-te
 import * as alimtalkSends from './2026-11-29T07-00-00-alimtalk-sends.js'
 import * as alimtalkUsage from './2026-11-29T07-10-00-alimtalk-usage.js'
 import * as kakaoTemplateChannel from './2026-11-29T07-20-00-kakao-template-channel.js'
+import * as adConsents from './2026-11-29T08-00-00-ad-consents.js'
 import * as apiKeys from './2026-11-29T09-00-00-api-keys.js'
 import * as passkeys from './2026-11-29T10-00-00-passkeys.js'
 
@@ -93,6 +94,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T07-00-00-alimtalk-sends': alimtalkSends,
   '2026-11-29T07-10-00-alimtalk-usage': alimtalkUsage,
   '2026-11-29T07-20-00-kakao-template-channel': kakaoTemplateChannel,
+  '2026-11-29T08-00-00-ad-consents': adConsents,
   '2026-11-29T09-00-00-api-keys': apiKeys,
   '2026-11-29T10-00-00-passkeys': passkeys,
 }

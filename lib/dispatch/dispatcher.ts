@@ -62,6 +62,8 @@ export interface DispatcherOptions {
   fallbackPrices?: FallbackPrices
   /** Judges the quiet hours and times retries (default the system clock; tests fix it at 20:59 or 08:00). */
   clock?: Clock
+  /** SVC_AD_CONSENT_DAYS: an advertisement's recipient whose consent is older is left out at hand-over (default 730). */
+  adConsentDays?: number
 }
 
 export interface Dispatcher {
@@ -121,7 +123,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     leaseSeconds,
     callBudgetMs,
     recordPatienceMs: (options.recordPatienceSeconds ?? DEFAULT_RECORD_PATIENCE_SECONDS) * 1000,
-    handOver: { maxAttempts: options.maxAttempts, systemSender, advertisingOpen, timeZone, outcomes },
+    handOver: {
+      maxAttempts: options.maxAttempts,
+      systemSender,
+      advertisingOpen,
+      timeZone,
+      outcomes,
+      consentDays: options.adConsentDays ?? 730,
+      clock,
+    },
     outcomes,
     reportDeliveries,
     unlessOutage: failures,

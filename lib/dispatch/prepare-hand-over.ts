@@ -1,6 +1,7 @@
 import {
   findClaimedMessage,
   findUnsentRecipients,
+  leaveOutUnconsentedRecipients,
   handOverClaimedMessage,
   optOutListedRecipients,
   releaseClaim,
@@ -8,9 +9,12 @@ import {
   type ClaimedMessage,
   type UnsentRecipient,
 } from '../../db/repos/dispatch/dispatch.js'
+import { consentRequired } from '../../db/repos/advertising/advertising-settings.js'
 import { releaseDailyRecipients } from '../../db/repos/sms/sms-quota.js'
 import type { TenantTx } from '../../db/tenant-transaction.js'
 import { advertisementSubject, frameAdvertisement } from '../advertising/advertising.js'
+import { consentLiveAfter } from '../advertising/consents.js'
+import type { Clock } from '../clock.js'
 import type { GroupOwner, OutgoingSms, SendRequest } from './providers/provider.js'
 import { alimtalkMessage } from './alimtalk-message.js'
 import { renderContent, type RenderFields } from '../sms/sizing.js'
@@ -26,6 +30,9 @@ export interface HandOverSettings {
   /** The day on which late opt-outs get their quota back is this zone's. */
   timeZone: string
   outcomes: Pick<OutcomeWriter, 'unsendableReason' | 'failUnsendable'>
+  /** SVC_AD_CONSENT_DAYS, and the clock a consent's life is judged by at hand-over. */
+  consentDays: number
+  clock: Clock
 }
 
 /** What an attempt hands over: the recipients still to send, and a group an earlier attempt left open. */
@@ -55,12 +62,17 @@ function messageSubject(message: ClaimedMessage): string {
 }
 
 /**
- * A number put on the opt-out list after an advertisement was accepted must not get it either: its recipients
- * are left out at every hand-over, and the quota gets them back on the day the message was accepted.
+ * A number put on the opt-out list after an advertisement was accepted (by staff, or read from the provider's 080
+ * list) must not get it either, nor, while the tenant requires consent, one whose consent was withdrawn or lapsed
+ * since: its recipients are left out at every hand-over (OPTED_OUT first, then NO_CONSENT), and the quota gets
+ * them back on the day the message was accepted.
  */
-async function leaveOutLateOptOuts(trx: TenantTx, tenantId: number, message: ClaimedMessage, timeZone: string): Promise<void> {
+async function leaveOutLateRefusals(trx: TenantTx, tenantId: number, message: ClaimedMessage, settings: HandOverSettings): Promise<void> {
   const listed = await optOutListedRecipients(trx, message.id)
-  await releaseDailyRecipients(trx, tenantId, { at: message.createdAt, timeZone }, listed)
+  const unconsented = (await consentRequired(trx))
+    ? await leaveOutUnconsentedRecipients(trx, message.id, consentLiveAfter(settings.clock(), settings.consentDays))
+    : 0
+  await releaseDailyRecipients(trx, tenantId, { at: message.createdAt, timeZone: settings.timeZone }, listed + unconsented)
 }
 
 /** The recipients still to send (PENDING), each with its message as `compose` makes it (one object per recipient). */
@@ -97,7 +109,7 @@ export async function prepareHandOver(trx: TenantTx, claim: Claim, settings: Han
     await releaseClaim(trx, claim)
     return null
   }
-  if (message.purpose === 'ADVERTISEMENT') await leaveOutLateOptOuts(trx, claim.tenantId, message, settings.timeZone)
+  if (message.purpose === 'ADVERTISEMENT') await leaveOutLateRefusals(trx, claim.tenantId, message, settings)
   const textFor = messageText(message)
   const owner = { tenantSlug: message.tenantSlug, smsId: message.id, kind: message.kind }
   // An AlimTalk message travels in the same groups, claims and hand-over as SMS; only each recipient's message differs.

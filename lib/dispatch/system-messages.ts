@@ -79,25 +79,52 @@ function messageTypeOf(text: string): 'SMS' | 'LMS' {
  * as SMS_QUOTA_EXCEEDED), and nothing is kept.
  */
 export async function enqueueSystemSms(trx: TenantTx, settings: SystemSmsSettings, sms: SystemSms): Promise<number> {
-  if (sms.text === '') throw new RangeError('a system SMS needs a text')
-  const messageType = messageTypeOf(sms.text)
-  const phone = normalizePhone(sms.to)
-  if (phone === null) throw new AppError('INVALID_PHONE_NUMBER', 'The recipient is not a valid phone number.')
-  const senderNumber = await senderNumberFor(trx, settings)
-  await checkDailyRecipients(trx, sms.tenantId, 1, settings.dailyQuota)
-  const id = await insertSystemMessage(trx, {
-    tenantId: sms.tenantId,
-    kind: sms.kind,
-    phone,
-    senderNumber,
-    // Never shown to anyone; an empty title also keeps an LMS without a subject line.
-    title: '',
-    content: sms.text,
-    messageType,
-    unitPrice: messageType === 'SMS' ? settings.prices.sms : settings.prices.lms,
-    provider: settings.provider,
-    discardAfter: sms.expiresAt ?? null,
+  const { tenantId, ...one } = sms
+  const [id] = await enqueueSystemSmsBatch(trx, settings, tenantId, [one])
+  return id!
+}
+
+/**
+ * Several system SMS of one tenant, as enqueueSystemSms stores one, counted against the quota together. What else
+ * the transaction records about them goes in `alongside` (given their ids, in order), before the reservation, which
+ * is still the transaction's last statement.
+ */
+export async function enqueueSystemSmsBatch(
+  trx: TenantTx,
+  settings: SystemSmsSettings,
+  tenantId: number,
+  list: readonly Omit<SystemSms, 'tenantId'>[],
+  alongside?: (ids: number[]) => Promise<void>,
+): Promise<number[]> {
+  if (list.length === 0) return []
+  const prepared = list.map((sms) => {
+    if (sms.text === '') throw new RangeError('a system SMS needs a text')
+    const messageType = messageTypeOf(sms.text)
+    const phone = normalizePhone(sms.to)
+    if (phone === null) throw new AppError('INVALID_PHONE_NUMBER', 'The recipient is not a valid phone number.')
+    return { sms, messageType, phone }
   })
-  await reserveDailyRecipients(trx, sms.tenantId, 1, settings.dailyQuota)
-  return id
+  const senderNumber = await senderNumberFor(trx, settings)
+  await checkDailyRecipients(trx, tenantId, list.length, settings.dailyQuota)
+  const ids: number[] = []
+  for (const { sms, messageType, phone } of prepared) {
+    ids.push(
+      await insertSystemMessage(trx, {
+        tenantId,
+        kind: sms.kind,
+        phone,
+        senderNumber,
+        // Never shown to anyone; an empty title also keeps an LMS without a subject line.
+        title: '',
+        content: sms.text,
+        messageType,
+        unitPrice: messageType === 'SMS' ? settings.prices.sms : settings.prices.lms,
+        provider: settings.provider,
+        discardAfter: sms.expiresAt ?? null,
+      }),
+    )
+  }
+  await alongside?.(ids)
+  await reserveDailyRecipients(trx, tenantId, list.length, settings.dailyQuota)
+  return ids
 }

@@ -2,6 +2,7 @@ import { findSenderSetting, LIVE_PROVIDER } from '../../db/repos/sms/sender-sett
 import {
   insertMessage,
   insertRecipients,
+  type LeftOutStatus,
   templateExists,
   type MessageRecord,
   type RecipientRecord,
@@ -26,8 +27,10 @@ export interface SendSettings {
   dailyQuota: DailyQuota
   /** Recipients of one send, after merging, that may share a phone number. */
   maxPerPhone: number
-  /** The service's clock: an advertisement sent now is judged against the quiet hours by it. */
+  /** The service's clock: an advertisement sent now is judged against the quiet hours by it, and its consents. */
   clock: Clock
+  /** SVC_AD_CONSENT_DAYS: how long a consent to advertising lives after it was last confirmed. */
+  adConsentDays: number
 }
 
 export function sendSettings(env: Env, clock: Clock): SendSettings {
@@ -37,6 +40,7 @@ export function sendSettings(env: Env, clock: Clock): SendSettings {
     dailyQuota: { limit: env.SVC_SMS_TENANT_DAILY_RECIPIENTS, timeZone: env.SVC_TIME_ZONE },
     maxPerPhone: env.SVC_SMS_MAX_PER_PHONE,
     clock,
+    adConsentDays: env.SVC_AD_CONSENT_DAYS,
   }
 }
 
@@ -74,13 +78,23 @@ async function senderNumberFor(trx: TenantTx, provider: SendSettings['provider']
   return setting?.senderNumber ?? null
 }
 
+/** The numbers an advertisement leaves out, each with the status its recipients get: OPTED_OUT wins. */
+function leftOutStatuses(terms: AdvertisingTerms | null): Map<string, LeftOutStatus> {
+  const statuses = new Map<string, LeftOutStatus>()
+  if (terms === null) return statuses
+  for (const phone of terms.noConsent) statuses.set(phone, 'NO_CONSENT')
+  for (const phone of terms.optedOut) statuses.set(phone, 'OPTED_OUT')
+  return statuses
+}
+
 /**
  * Stores a PENDING message and all its recipients (two statements whatever the recipient count), then counts them
  * against the tenant's daily quota. Dispatch is not started here: the caller kicks the dispatcher after commit, so
  * the provider never sees uncommitted rows.
  *
  * An advertisement (lib/advertising/advertising-terms.ts) is first held to its rules: outside the quiet hours, with an
- * opt-out number, and its recipients on the opt-out list stored OPTED_OUT, which no price, size or quota counts.
+ * opt-out number, its recipients on the opt-out list stored OPTED_OUT and (while the tenant requires consent) those
+ * without a live consent NO_CONSENT, which no price, size or quota counts.
  *
  * The quota's reservation locks the tenant's counter row until the transaction ends, so it is the transaction's last
  * statement and travels with the commit: a send still at work never makes the tenant's other sends wait. What
@@ -104,10 +118,14 @@ export async function createMessage(
   const recipients: readonly StoredRecipient[] = personal ?? mergeRecipients(draft.content, draft.recipients, settings.maxPerPhone)
   const terms: AdvertisingTerms | null =
     draft.purpose === 'ADVERTISEMENT'
-      ? await advertisingTerms(trx, draft.tenantId, recipients, draft.scheduledAt ?? settings.clock(), settings.dailyQuota.timeZone)
+      ? await advertisingTerms(trx, draft.tenantId, recipients, draft.scheduledAt ?? settings.clock(), settings.dailyQuota.timeZone, {
+          now: settings.clock(),
+          consentDays: settings.adConsentDays,
+        })
       : null
-  const optedOut = terms?.optedOut ?? new Set<string>()
-  const sendable = optedOut.size === 0 ? recipients : recipients.filter((recipient) => !optedOut.has(recipient.phone))
+  const leftOut = leftOutStatuses(terms)
+  const sendable = leftOut.size === 0 ? recipients : recipients.filter((recipient) => !leftOut.has(recipient.phone))
+  const optedOutCount = leftOut.size === 0 ? 0 : recipients.filter((recipient) => leftOut.get(recipient.phone) === 'OPTED_OUT').length
   const estimate: MessageEstimate = personal
     ? alimtalkEstimate(personal.map((recipient) => recipient.text), settings.prices.alimtalk)
     : estimateMessage(draft.content, sendable, settings.prices, terms ? frameText(terms.frame) : '')
@@ -135,7 +153,8 @@ export async function createMessage(
     purpose: draft.purpose,
     adSenderName: terms?.frame.senderName ?? null,
     adOptOutNumber: terms?.frame.optOutNumber ?? null,
-    optedOutCount: recipients.length - sendable.length,
+    optedOutCount,
+    noConsentCount: recipients.length - sendable.length - optedOutCount,
     channel: alimtalk ? 'ALIMTALK' : 'SMS',
     fallback: alimtalk?.fallback ?? null,
     kakaoTemplateId: alimtalk?.kakaoTemplateId ?? null,
@@ -144,7 +163,7 @@ export async function createMessage(
     kakaoVariables: alimtalk?.variables ?? null,
   })
   const variables = personal?.map((recipient) => recipient.variables)
-  await insertRecipients(trx, draft.tenantId, message.id, recipients, optedOut, variables)
+  await insertRecipients(trx, draft.tenantId, message.id, recipients, leftOut, variables)
   await alongside?.(message)
   await reserveDailyRecipients(trx, draft.tenantId, sendable.length, settings.dailyQuota)
   return {
@@ -152,7 +171,7 @@ export async function createMessage(
     recipients: recipients.map((recipient, index) => ({
       ...recipient,
       recipientIndex: index,
-      deliveryStatus: optedOut.has(recipient.phone) ? ('OPTED_OUT' as const) : ('PENDING' as const),
+      deliveryStatus: leftOut.get(recipient.phone) ?? ('PENDING' as const),
       deliveredVia: null,
     })),
   }

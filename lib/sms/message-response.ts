@@ -10,7 +10,7 @@ const NullableString = Nullable(Type.String())
 const NullableInteger = Nullable(Type.Integer())
 
 export const SMS_STATUSES = ['PENDING', 'DISPATCHED', 'SENT', 'FAILED', 'PARTIAL', 'CANCELLED'] as const satisfies readonly SmsStatus[]
-const DELIVERY_STATUSES = ['PENDING', 'DISPATCHED', 'DELIVERED', 'FAILED', 'CANCELLED', 'OPTED_OUT'] as const satisfies readonly DeliveryStatus[]
+const DELIVERY_STATUSES = ['PENDING', 'DISPATCHED', 'DELIVERED', 'FAILED', 'CANCELLED', 'OPTED_OUT', 'NO_CONSENT'] as const satisfies readonly DeliveryStatus[]
 export const SMS_PURPOSES = ['INFORMATIONAL', 'ADVERTISEMENT'] as const satisfies readonly SmsPurpose[]
 export const SMS_CHANNELS = ['SMS', 'ALIMTALK'] as const satisfies readonly SmsChannel[]
 export const ALIMTALK_FALLBACKS = ['SMS', 'NONE'] as const satisfies readonly AlimtalkFallback[]
@@ -69,6 +69,7 @@ const exampleMessage = {
   failCount: 0,
   purpose: 'INFORMATIONAL',
   optedOutCount: 0,
+  noConsentCount: 0,
   channel: 'SMS',
   fallback: null,
   kakaoTemplateId: null,
@@ -119,6 +120,9 @@ export const MessageResponseSchema = Type.Object({
   failCount: Type.Integer(),
   purpose: SmsPurposeSchema,
   optedOutCount: Type.Integer({ description: 'Recipients left out as OPTED_OUT: never sent, not priced, not in the quota' }),
+  noConsentCount: Type.Integer({
+    description: 'Recipients of an advertisement left out as NO_CONSENT (no live consent): never sent, not priced, not in the quota',
+  }),
   channel: SmsChannelSchema,
   fallback: NullableStringEnum(ALIMTALK_FALLBACKS, { description: 'ALIMTALK only (null for SMS): SMS or NONE' }),
   kakaoTemplateId: Nullable(Type.Integer({ description: 'ALIMTALK only (null for SMS): the Kakao template sent' })),
@@ -168,6 +172,7 @@ export function toMessageResponse(message: MessageRecord, recipients: readonly R
     failCount: message.failCount,
     purpose: message.purpose,
     optedOutCount: message.optedOutCount,
+    noConsentCount: message.noConsentCount,
     channel: message.channel,
     fallback: message.fallback,
     kakaoTemplateId: message.kakaoTemplateId,

@@ -39,6 +39,7 @@ export default fp<AppOptions>(
       timeZone: env.SVC_TIME_ZONE,
       fallbackPrices: { sms: env.SVC_SMS_PRICE_SMS, lms: env.SVC_SMS_PRICE_LMS },
       clock: app.clock,
+      adConsentDays: env.SVC_AD_CONSENT_DAYS,
     })
     const enabled = env.SVC_SMS_DISPATCHER === 'on'
     app.decorate('dispatcher', {

@@ -7,10 +7,7 @@ import smsRetention from './sms-retention.js'
  * retention and partition upkeep. Routes: routes/v1/sms/send.ts, routes/v1/sms/history.ts,
  * routes/v1/sms/recipient-groups.ts, routes/v1/sms/sender-setting.ts, routes/v1/sms-templates/index.ts,
  * routes/internal/sms/sender-settings.ts. Logic: lib/sms/. Repositories: db/repos/sms/.
- *
- * Advertising has no plugin of its own: its rules run inside sending (lib/sms/create-message.ts) and dispatch
- * (lib/dispatch/prepare-hand-over.ts, db/functions/svc_claim_due_sms.sql). Routes: routes/v1/sms/advertising.ts,
- * routes/v1/sms/opt-outs.ts. Logic: lib/advertising/. Repositories: db/repos/advertising/.
+ * Advertising, whose routes share the /v1/sms prefix, is plugins/advertising/index.ts.
  */
 export default fp<AppOptions>(
   async (app, options) => {

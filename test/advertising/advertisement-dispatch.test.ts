@@ -7,7 +7,7 @@ import { insertTenantAndSender } from '../support/dispatch-fixtures.js'
 import { useTestApp } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 import { NO_USAGE } from '../audit/usage-fixtures.js'
-import { listOptOut, setOptOutNumber } from './advertising-fixtures.js'
+import { listOptOut, recordConsents, setOptOutNumber } from './advertising-fixtures.js'
 import { seoul, seoulDate } from './advertisement-send-fixtures.js'
 
 describe('advertisements accepted by a send and dispatched by the mock provider', () => {
@@ -25,7 +25,7 @@ describe('advertisements accepted by a send and dispatched by the mock provider'
   })
   const app = useTestApp(() => ({ env: { DATABASE_URL: iso.url, SVC_SMS_DISPATCHER: 'on' }, clock: () => new Date(now.getTime()) }))
 
-  /** An academy of the isolated database with its opt-out number set, and its OWNER's headers. */
+  /** An academy of the isolated database with its opt-out number set and its numbers' consents, and its OWNER's headers. */
   async function isolatedAdvertiser() {
     const { tenantId, slug } = await insertTenantAndSender(iso.owner)
     const user = await iso.owner
@@ -40,6 +40,7 @@ describe('advertisements accepted by a send and dispatched by the mock provider'
     )
     const owner = { headers: { authorization: `Bearer ${access.token}` } }
     await setOptOutNumber(app.current, owner)
+    await recordConsents({ id: tenantId }, ['010-6000-0001', '010-6000-0002', '010-6000-0003'], { db: iso.owner })
     return owner
   }
 

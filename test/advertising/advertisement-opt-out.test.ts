@@ -2,13 +2,15 @@ import { describe, expect, it } from 'vitest'
 import { expectProblem } from '../sms/sms-fixtures.js'
 import { keyRows, messageRows, newKey, recipientRows, send } from '../support/sms-send-fixtures.js'
 import { academy } from '../support/staff-fixtures.js'
-import { listOptOut, setOptOutNumber } from './advertising-fixtures.js'
+import { listOptOut, recordConsents, setOptOutNumber } from './advertising-fixtures.js'
 import { footprint, quotaCounted, seoul, useAppAt } from './advertisement-send-fixtures.js'
 
 const LISTED = '01050000001'
 // The listed number as people write it, none of them the writing it was listed in.
 const WRITINGS = ['010-5000-0001', '+82 10 5000 0001', '(010) 5000-0001', '010.5000.0001', '010 5000 0001']
 const OTHER = { phone: '010-5000-0099', name: 'Other' }
+// Every number this file advertises to has consented: a listed number is OPTED_OUT whatever its consent.
+const CONSENTING = [LISTED, '010-5000-0002', '010-5000-0098', '010-5000-0099', ...['1', '2', '3', '4', '5', '6'].map((n) => `010-5100-000${n}`)]
 
 type AnsweredRecipient = { phone: string; name: string; deliveryStatus: string }
 const statuses = (body: { recipients: AnsweredRecipient[] }) => body.recipients.map((recipient) => [recipient.name, recipient.deliveryStatus])
@@ -22,6 +24,7 @@ describe("advertisements and the academy's opt-out list", () => {
   async function advertiser(service = app.current) {
     const staff = await academy(service)
     await setOptOutNumber(service, staff.owner)
+    await recordConsents(staff.tenant, CONSENTING)
     return staff
   }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { expectProblem } from '../sms/sms-fixtures.js'
 import { messageRows, newKey, send } from '../support/sms-send-fixtures.js'
 import { academy } from '../support/staff-fixtures.js'
-import { setOptOutNumber } from './advertising-fixtures.js'
+import { recordConsents, setOptOutNumber } from './advertising-fixtures.js'
 import { footprint, seoul, seoulDate, useAppAt } from './advertisement-send-fixtures.js'
 
 const advertisement = (extra: Record<string, unknown> = {}) => ({
@@ -27,6 +27,7 @@ describe('advertisements and the quiet hours (21:00 to before 08:00 in SVC_TIME_
   async function advertiser(service = app.current) {
     const staff = await academy(service)
     await setOptOutNumber(service, staff.owner)
+    await recordConsents(staff.tenant, ['010-4000-0001', '010-4000-0002'])
     return staff
   }
 

@@ -4,7 +4,7 @@ import { expectProblem } from '../sms/sms-fixtures.js'
 import { createClass, enrol, messageRows, newKey, post, recipientRows, send } from '../support/sms-send-fixtures.js'
 import { academy } from '../support/staff-fixtures.js'
 import { carrierBytes, footprint, framedText, renameTenant, seoul, useAppAt } from './advertisement-send-fixtures.js'
-import { listOptOut, OPT_OUT_DIGITS, setOptOutNumber } from './advertising-fixtures.js'
+import { listOptOut, OPT_OUT_DIGITS, recordConsents, setOptOutNumber } from './advertising-fixtures.js'
 import { owner as ownerDb } from '../support/fixtures.js'
 
 const SMS_LIMIT = 90
@@ -21,15 +21,19 @@ const twoRecipients = [
   { phone: '010-2000-0002', name: 'Lee' },
 ]
 
+/** Every number this file advertises to: each has consented (advertisement-consent.test.ts covers those without). */
+const CONSENTING = ['010-2000-0001', '010-2000-0002', '010-2000-0003', '010-3000-0001', '010-3000-0002', '010-3000-0003', '010-1234-5678']
+
 describe('POST /v1/sms/send with purpose ADVERTISEMENT: the frame, the price and the opt-out number', () => {
   // Noon in Seoul: the quiet hours (advertisement-quiet-hours.test.ts) never interfere here, whenever the suite runs.
   const app = useAppAt(seoul('2026-03-10T12:00:00'))
   const prices = () => ({ sms: app.current.env.SVC_SMS_PRICE_SMS, lms: app.current.env.SVC_SMS_PRICE_LMS })
 
-  /** An academy whose OWNER has set the opt-out number. */
+  /** An academy whose OWNER has set the opt-out number, and whose staff recorded the consents of this file's numbers. */
   async function advertiser() {
     const staff = await academy(app.current)
     await setOptOutNumber(app.current, staff.owner)
+    await recordConsents(staff.tenant, CONSENTING)
     return staff
   }
 
@@ -192,7 +196,7 @@ describe('POST /v1/sms/send with purpose ADVERTISEMENT: the frame, the price and
     it('refuses again once the OWNER removes the number (PUT null), and creates nothing', async () => {
       const { tenant, owner } = await advertiser()
       expect((await send(app.current, owner, { recipients: twoRecipients, title: 'T', content: 'Hi', purpose: 'ADVERTISEMENT' })).statusCode).toBe(201)
-      expect((await setOptOutNumber(app.current, owner, null)).json()).toEqual({ optOutNumber: null })
+      expect((await setOptOutNumber(app.current, owner, null)).json()).toEqual({ optOutNumber: null, consentRequired: true })
       const before = await footprint(tenant.id)
 
       expectProblem(await send(app.current, owner, { recipients: twoRecipients, title: 'T', content: 'Hi', purpose: 'ADVERTISEMENT' }), 409, 'OPT_OUT_NUMBER_REQUIRED')
@@ -210,8 +214,9 @@ describe('POST /v1/sms/send with purpose ADVERTISEMENT: the frame, the price and
       expect(refused.json().detail).toMatch(/080/)
       expect(await footprint(tenant.id)).toEqual(before)
       // The OWNER still sees what is stored, and an 080 number puts things right.
-      expect((await app.current.inject({ method: 'GET', url: '/v1/sms/advertising', headers: owner.headers })).json()).toEqual({ optOutNumber: '01012345678' })
+      expect((await app.current.inject({ method: 'GET', url: '/v1/sms/advertising', headers: owner.headers })).json()).toEqual({ optOutNumber: '01012345678', consentRequired: true })
       await setOptOutNumber(app.current, owner)
+      await recordConsents(tenant, CONSENTING)
       expect((await send(app.current, owner, { recipients: twoRecipients, title: 'T', content: 'Hi', purpose: 'ADVERTISEMENT' })).statusCode).toBe(201)
     })
   })

@@ -1,3 +1,5 @@
+import { sql, type Kysely } from 'kysely'
+import type { DB } from '../../db/schema.js'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { owner } from '../support/fixtures.js'
 import type { Actor } from '../support/staff-fixtures.js'
@@ -33,7 +35,35 @@ export async function listOptOut(app: FastifyInstance, who: Pick<Actor, 'headers
 export function storedOptOuts(tenant: { id: number }) {
   return owner()
     .selectFrom('smsOptOuts')
-    .select(['phone', 'createdBy', 'createdAt'])
+    .select(['phone', 'createdBy', 'createdAt', 'source'])
+    .where('tenantId', '=', tenant.id)
+    .orderBy('phone')
+    .execute()
+}
+
+/**
+ * Records consents to advertising for `phones` (any usual writing), as staff would through POST /v1/sms/ad-consents,
+ * in one insert through the owner connection: advertisements reach only numbers with a live consent while the academy
+ * requires consent (the default). `at` is the consent's time (default now); `db` an isolated database's owner.
+ */
+export async function recordConsents(
+  tenant: { id: number },
+  phones: readonly string[],
+  { at = new Date(), db = owner() }: { at?: Date; db?: Kysely<DB> } = {},
+): Promise<void> {
+  const digits = [...new Set(phones.map((phone) => phone.replace(/\D/g, '').replace(/^82/, '0')))]
+  if (digits.length === 0) return
+  await sql`
+    insert into sms_ad_consents (tenant_id, phone, source, evidence, consented_at, confirmed_at)
+    select ${tenant.id}, p.phone, 'WRITTEN', 'test fixture', ${at}, ${at} from unnest(${digits}::varchar[]) as p (phone)
+    on conflict (tenant_id, phone) do nothing`.execute(db)
+}
+
+/** The tenant's stored consents (read as the owner, past RLS), by number. */
+export function storedConsents(tenant: { id: number }) {
+  return owner()
+    .selectFrom('smsAdConsents')
+    .select(['phone', 'source', 'evidence', 'consentedAt', 'confirmedAt', 'createdBy', 'noticeSmsId', 'noticeFor'])
     .where('tenantId', '=', tenant.id)
     .orderBy('phone')
     .execute()

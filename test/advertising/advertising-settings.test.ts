@@ -29,7 +29,7 @@ describe('advertising settings', () => {
       const { owner } = await academy(app.current)
       const response = await get(owner)
       expect(response.statusCode).toBe(200)
-      expect(response.json()).toEqual({ optOutNumber: null })
+      expect(response.json()).toEqual({ optOutNumber: null, consentRequired: true })
     })
 
     it.each(['owner', 'manager', 'instructor'] as const)('answers the stored digits to the %s', async (role) => {
@@ -37,7 +37,7 @@ describe('advertising settings', () => {
       await setOptOutNumber(app.current, people.owner, '080-123-4567')
       const response = await get(people[role])
       expect(response.statusCode).toBe(200)
-      expect(response.json()).toEqual({ optOutNumber: OPT_OUT_NUMBER })
+      expect(response.json()).toEqual({ optOutNumber: OPT_OUT_NUMBER, consentRequired: true })
     })
 
     it('requires a token (AUTH_002) and refuses a student (AUTH_008)', async () => {
@@ -50,10 +50,10 @@ describe('advertising settings', () => {
       const first = await academy(app.current)
       const second = await academy(app.current)
       await setOptOutNumber(app.current, first.owner, '080-123-4567')
-      expect((await get(second.owner)).json()).toEqual({ optOutNumber: null })
+      expect((await get(second.owner)).json()).toEqual({ optOutNumber: null, consentRequired: true })
       await setOptOutNumber(app.current, second.owner, '080-765-4321')
-      expect((await get(first.owner)).json()).toEqual({ optOutNumber: OPT_OUT_NUMBER })
-      expect((await get(second.owner)).json()).toEqual({ optOutNumber: '0807654321' })
+      expect((await get(first.owner)).json()).toEqual({ optOutNumber: OPT_OUT_NUMBER, consentRequired: true })
+      expect((await get(second.owner)).json()).toEqual({ optOutNumber: '0807654321', consentRequired: true })
     })
 
     it("gives the runtime role no row of the other tenant's settings", async () => {
@@ -83,19 +83,19 @@ describe('advertising settings', () => {
       const { tenant, owner, instructor } = await academy(app.current)
       const response = await put(owner, { optOutNumber: written })
       expect(response.statusCode).toBe(200)
-      expect(response.json()).toEqual({ optOutNumber: digits })
+      expect(response.json()).toEqual({ optOutNumber: digits, consentRequired: true })
       expect(await settingsRow(tenant)).toEqual({ optOutNumber: digits, updatedBy: owner.user.id })
-      expect((await get(instructor)).json()).toEqual({ optOutNumber: digits })
+      expect((await get(instructor)).json()).toEqual({ optOutNumber: digits, consentRequired: true })
     })
 
     it('replaces the number, and null removes it', async () => {
       const { tenant, owner } = await academy(app.current)
       await setOptOutNumber(app.current, owner, '080-123-4567')
-      expect((await put(owner, { optOutNumber: '080-765-4321' })).json()).toEqual({ optOutNumber: '0807654321' })
+      expect((await put(owner, { optOutNumber: '080-765-4321' })).json()).toEqual({ optOutNumber: '0807654321', consentRequired: true })
       const removed = await put(owner, { optOutNumber: null })
       expect(removed.statusCode).toBe(200)
-      expect(removed.json()).toEqual({ optOutNumber: null })
-      expect((await get(owner)).json()).toEqual({ optOutNumber: null })
+      expect(removed.json()).toEqual({ optOutNumber: null, consentRequired: true })
+      expect((await get(owner)).json()).toEqual({ optOutNumber: null, consentRequired: true })
       expect((await settingsRow(tenant))?.optOutNumber ?? null).toBeNull()
     })
 
@@ -105,7 +105,7 @@ describe('advertising settings', () => {
       expectProblem(await put(undefined, body), 401, 'AUTH_002')
       for (const refused of [manager, instructor, student]) expectProblem(await put(refused, body), 403, 'AUTH_008')
       expect(await settingsRow(tenant)).toBeUndefined()
-      expect((await get(owner)).json()).toEqual({ optOutNumber: null })
+      expect((await get(owner)).json()).toEqual({ optOutNumber: null, consentRequired: true })
     })
 
     it.each([
@@ -127,7 +127,7 @@ describe('advertising settings', () => {
       const { owner } = await academy(app.current)
       await setOptOutNumber(app.current, owner, '080-123-4567')
       expectProblem(await put(owner, { optOutNumber: written }), 400, 'INVALID_PHONE_NUMBER')
-      expect((await get(owner)).json()).toEqual({ optOutNumber: OPT_OUT_NUMBER })
+      expect((await get(owner)).json()).toEqual({ optOutNumber: OPT_OUT_NUMBER, consentRequired: true })
     })
 
     it.each([

@@ -7,6 +7,7 @@ import { fakeExtSmsCredentials, useDispatchTestBed } from '../dispatch/dispatch-
 import { deliveryReportBody, providerSecretHeader } from '../support/fakes/extsms-server.js'
 import { useTestApp } from '../support/helper.js'
 import { carrierBytes } from './advertisement-send-fixtures.js'
+import { recordConsents } from './advertising-fixtures.js'
 
 // What the provider gets for an advertisement accepted through the send route: the (광고) frame the message was
 // accepted with, and none of the numbers put on the opt-out list since (their price and quota given back). The
@@ -17,6 +18,9 @@ const WEBHOOK_TOKEN = 'advertising-webhook-token'
 const ACADEMY = '해오름학원'
 const OPT_OUT_NUMBER = '0801234567'
 const CONTENT = '{name} 학부모님, 겨울방학 특강 10% 할인'
+
+// Every number this file advertises to has consented (advertisement-consent.test.ts covers those without).
+const CONSENTING = ['0', '1', '2', '3', '4', '5'].map((n) => `0102000000${n}`).concat(['01021000001', '01021000002', '01021000003', '01022000001', '01022000002'])
 
 const framed = (name: string) => `(광고)${ACADEMY}\n${name} 학부모님, 겨울방학 특강 10% 할인\n무료거부 ${OPT_OUT_NUMBER}`
 
@@ -46,6 +50,7 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
     const staff = await insertTenantAndSender(bed.iso.owner)
     await bed.iso.owner.updateTable('tenants').set({ name: ACADEMY }).where('id', '=', staff.tenantId).execute()
     await bed.iso.owner.insertInto('smsAdvertisingSettings').values({ tenantId: staff.tenantId, optOutNumber: OPT_OUT_NUMBER }).execute()
+    await recordConsents({ id: staff.tenantId }, CONSENTING, { db: bed.iso.owner })
     const { access } = await issueTokenPair(
       app.current.tokenKeys,
       { userId: staff.senderId, tenantId: staff.tenantId, tenantSlug: staff.slug, role: 'MANAGER', sid: randomUUID() },
@@ -175,6 +180,39 @@ describe('advertisements at dispatch: the frame and the opt-out list', () => {
     const day = seoulDay(priced.createdAt)
     const usage = await app.current.inject({ method: 'GET', url: `/v1/sms/usage?from=${day}&to=${day}`, headers: who.headers })
     expect(usage.json().totals).toMatchObject({ messages: 1, recipients: 3, delivered: 2, optedOut: 1, estimatedCost: 2 * ad.unitPrice })
+  })
+
+  it('leaves out a number whose consent was withdrawn after acceptance as NO_CONSENT, gives back its price and quota, and settles SENT', async () => {
+    const who = await advertiser()
+    await recordConsents({ id: who.tenantId }, ['01024000001', '01024000002', '01024000003'], { db: bed.iso.owner })
+    const ad = await send(who, 'ADVERTISEMENT', [['010-2400-0001', 'A'], ['010-2400-0002', 'B'], ['010-2400-0003', 'C']])
+    expect(ad).toMatchObject({ estimatedSegments: 3, optedOutCount: 0 })
+    const withdrawn = await app.current.inject({ method: 'DELETE', url: '/v1/sms/ad-consents/010-2400-0003', headers: who.headers })
+    expect(withdrawn.statusCode).toBe(204)
+    expect(await dispatchAtNoon()).toBe(1)
+
+    const sent = sentFor(ad.id)
+    expect(sent.map((message) => message.to)).toEqual(['01024000001', '01024000002'])
+    const state = await messageState(bed.iso.owner, ad.id)
+    expect(state.recipients.map((recipient) => recipient.deliveryStatus)).toEqual(['DISPATCHED', 'DISPATCHED', 'NO_CONSENT'])
+    expect(await bed.iso.owner.selectFrom('smsMessages').select(['noConsentCount', 'estimatedSegments', 'totalPrice']).where('id', '=', ad.id).executeTakeFirst()).toEqual({
+      noConsentCount: 1,
+      estimatedSegments: 2,
+      totalPrice: 2 * ad.unitPrice,
+    })
+    expect(await quotaUsed(who.tenantId)).toEqual([2])
+
+    await app.current.inject({
+      method: 'POST',
+      url: '/v1/sms/solapi/webhook',
+      headers: { 'x-provider-secret': providerSecretHeader(WEBHOOK_TOKEN) },
+      payload: deliveryReportBody(sent),
+    })
+    const detail = await app.current.inject({ method: 'GET', url: `/v1/sms/history/${ad.id}`, headers: who.headers })
+    expect(detail.json()).toMatchObject({ status: 'SENT', successCount: 2, noConsentCount: 1, optedOutCount: 0, recipientCount: 3 })
+    const day = seoulDay((await pricing(ad.id)).createdAt)
+    const usage = await app.current.inject({ method: 'GET', url: `/v1/sms/usage?from=${day}&to=${day}`, headers: who.headers })
+    expect(usage.json().totals).toMatchObject({ messages: 1, recipients: 3, delivered: 2, noConsent: 1, estimatedCost: 2 * ad.unitPrice })
   })
 
   it('sends nothing when every remaining recipient was listed after acceptance, and ends the message FAILED', async () => {

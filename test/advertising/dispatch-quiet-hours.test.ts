@@ -4,6 +4,7 @@ import type { TenantStatus } from '../../db/schema.js'
 import type { Clock } from '../../lib/clock.js'
 import { insertPendingMessage, insertTenantAndSender, messageState, type MessageSpec } from '../support/dispatch-fixtures.js'
 import { useDispatchTestBed } from '../dispatch/dispatch-test-bed.js'
+import { recordConsents } from './advertising-fixtures.js'
 
 // The dispatcher's side of the advertising quiet hours (21:00 to before 08:00 in SVC_TIME_ZONE, default Asia/Seoul):
 // an advertisement is neither claimed nor handed over in them, and a retry that would fall in them waits for 08:00.
@@ -30,9 +31,14 @@ describe('dispatch of advertisements in the quiet hours', () => {
     await bed.iso.owner.updateTable('smsMessages').set({ nextAttemptAt: new Date('2099-01-01T00:00:00Z') }).where('status', '=', 'PENDING').execute()
   })
 
-  /** A due advertisement as an accepted send leaves it: the frame it was accepted with is on the row (a CHECK). */
+  /**
+   * A due advertisement as an accepted send leaves it: the frame it was accepted with is on the row (a CHECK), and
+   * its recipients consented.
+   */
   async function insertAdvertisement(spec: MessageSpec): Promise<number> {
     const smsId = await insertPendingMessage(bed.iso.owner, spec)
+    const phones = (spec.recipients ?? [{ phone: '01012345678' }, { phone: '01098765432' }]).map((recipient) => recipient.phone)
+    await recordConsents({ id: spec.tenantId }, phones, { db: bed.iso.owner })
     await bed.iso.owner
       .updateTable('smsMessages')
       .set({ purpose: 'ADVERTISEMENT', adSenderName: '해오름학원', adOptOutNumber: '0801234567' })

@@ -24,13 +24,13 @@ describe('opt-out list', () => {
   const listedPhones = async (who: Actor) => (await list(who)).json().items.map((item: { phone: string }) => item.phone)
 
   describe('POST /v1/sms/opt-outs', () => {
-    it('answers 201 with the number masked, storing its digits and who listed it', async () => {
+    it('answers 201 with the number masked and its source STAFF, storing its digits and who listed it', async () => {
       const { tenant, manager } = await academy(app.current)
       const response = await add(manager, { phone: '010-1234-5678' })
       expect(response.statusCode).toBe(201)
       const rows = await storedOptOuts(tenant)
-      expect(rows).toEqual([{ phone: DIGITS, createdBy: manager.user.id, createdAt: expect.any(Date) }])
-      expect(response.json()).toEqual({ phone: MASKED, createdAt: rows[0]!.createdAt.toISOString() })
+      expect(rows).toEqual([{ phone: DIGITS, createdBy: manager.user.id, createdAt: expect.any(Date), source: 'STAFF' }])
+      expect(response.json()).toEqual({ phone: MASKED, createdAt: rows[0]!.createdAt.toISOString(), source: 'STAFF' })
     })
 
     it('answers 200 with the existing entry for the same number written another way, keeping one row', async () => {
@@ -89,7 +89,7 @@ describe('opt-out list', () => {
       const createdAt = new Map((await storedOptOuts(tenant)).map((row) => [row.phone, row.createdAt.toISOString()]))
       const newestFirst = [...numbers].reverse().map((phone) => {
         const digits = phone.replaceAll('-', '')
-        return { phone: `010-****-${digits.slice(-4)}`, createdAt: createdAt.get(digits) }
+        return { phone: `010-****-${digits.slice(-4)}`, createdAt: createdAt.get(digits), source: 'STAFF' }
       })
 
       expect((await list(owner, '?size=2')).json()).toEqual({
@@ -257,7 +257,7 @@ describe('opt-out list', () => {
       expect((await remove(owner, DIGITS)).statusCode).toBe(204)
       const events = await storedAuditEvents(tenant)
       expect(events.map(({ type, actorId, targetType, targetId, details }) => ({ type, actorId, targetType, targetId, details }))).toEqual([
-        { type: 'OPT_OUT_ADDED', actorId: manager.user.id, targetType: 'OPT_OUT', targetId: null, details: { phone: MASKED } },
+        { type: 'OPT_OUT_ADDED', actorId: manager.user.id, targetType: 'OPT_OUT', targetId: null, details: { phone: MASKED, source: 'STAFF' } },
         { type: 'OPT_OUT_REMOVED', actorId: owner.user.id, targetType: 'OPT_OUT', targetId: null, details: { phone: MASKED } },
       ])
     })

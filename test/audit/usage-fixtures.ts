@@ -12,4 +12,6 @@ export const NO_USAGE = {
   verificationCodes: 0,
   alimtalk: 0,
   fallbacks: 0,
+  noConsent: 0,
+  consentNotices: 0,
 }

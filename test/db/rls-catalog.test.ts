@@ -6,8 +6,9 @@ import { useTestApp } from '../support/helper.js'
 // Tables kept without RLS (docs/architecture.md#tenancy-from-token-to-row): read before any tenant context exists.
 const TABLES_WITHOUT_RLS = ['owner_directory', 'passkey_directory', 'api_key_directory']
 // Indexes read across tenants by the owner's maintenance only (with each partition's copy): SMS retention finds rows
-// past SVC_SMS_RETENTION_DAYS by age (db/functions/svc_purge_old_sms.sql), a BRIN index of a few pages a month.
-const MAINTENANCE_INDEXES = ['sms_messages_age']
+// past SVC_SMS_RETENTION_DAYS by age (db/functions/svc_purge_old_sms.sql), a BRIN index of a few pages a month; the
+// consent notice job finds the tenants with consents due by their age (db/functions/svc_ad_consent_notice_tenants.sql).
+const MAINTENANCE_INDEXES = ['sms_messages_age', 'sms_ad_consents_due']
 
 describe('row-level security catalog', () => {
   const app = useTestApp()

@@ -14,7 +14,7 @@ const PARTITIONING = '2026-11-28T03-00-00-sms-id-ranges'
 
 /**
  * Columns later migrations add to the partitioned tables (2026-11-29T07-00-00-alimtalk-sends,
- * 2026-11-29T07-10-00-alimtalk-usage): not compared.
+ * 2026-11-29T07-10-00-alimtalk-usage, 2026-11-29T08-00-00-ad-consents): not compared.
  */
 const LATER_MESSAGE_COLUMNS = [
   'channel',
@@ -25,6 +25,7 @@ const LATER_MESSAGE_COLUMNS = [
   'kakao_variables',
   'alimtalk_count',
   'fallback_count',
+  'no_consent_count',
 ]
 const LATER_RECIPIENT_COLUMNS = ['variables', 'delivered_via']
 

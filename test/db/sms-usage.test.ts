@@ -96,6 +96,8 @@ const SELECTED_FIGURES = [
   'verificationCodes',
   'alimtalk',
   'fallbacks',
+  'noConsent',
+  'consentNotices',
 ] as const
 
 describe('SMS usage: the journal, its triggers and the roll-up', () => {

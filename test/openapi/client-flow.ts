@@ -19,7 +19,7 @@ const assertType = <Check extends true>(): Check | undefined => undefined
 assertType<Same<Schemas['SmsStatus'], 'PENDING' | 'DISPATCHED' | 'SENT' | 'FAILED' | 'PARTIAL' | 'CANCELLED'>>()
 assertType<Same<Schemas['Role'], 'OWNER' | 'MANAGER' | 'INSTRUCTOR' | 'STUDENT'>>()
 assertType<Same<Schemas['DeviceCategory'], 'WEB' | 'MOBILE' | 'TABLET' | 'DESKTOP'>>()
-assertType<Same<Schemas['DeliveryStatus'], 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT' | null>>()
+assertType<Same<Schemas['DeliveryStatus'], 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT' | 'NO_CONSENT' | null>>()
 assertType<Same<Schemas['SmsMessage']['purpose'], 'INFORMATIONAL' | 'ADVERTISEMENT'>>()
 assertType<Same<Schemas['SmsMessage']['status'], Schemas['SmsStatus']>>()
 assertType<Same<Schemas['Problem']['code'], Schemas['ProblemCode']>>()

@@ -61,7 +61,7 @@ describe('the OpenAPI document, as a client generator reads it', () => {
     const enumOf = (name: string) => document.components.schemas[name]?.enum
     expect(enumOf('ProblemCode')).toEqual(Object.keys(ERROR_CATALOG))
     expect(enumOf('SmsStatus')).toEqual(['PENDING', 'DISPATCHED', 'SENT', 'FAILED', 'PARTIAL', 'CANCELLED'])
-    expect(enumOf('DeliveryStatus')).toEqual(['PENDING', 'DISPATCHED', 'DELIVERED', 'FAILED', 'CANCELLED', 'OPTED_OUT', null])
+    expect(enumOf('DeliveryStatus')).toEqual(['PENDING', 'DISPATCHED', 'DELIVERED', 'FAILED', 'CANCELLED', 'OPTED_OUT', 'NO_CONSENT', null])
     expect(enumOf('SmsPurpose')).toEqual(['INFORMATIONAL', 'ADVERTISEMENT'])
     expect(enumOf('DeviceCategory')).toEqual(['WEB', 'MOBILE', 'TABLET', 'DESKTOP'])
     expect(enumOf('Role')).toEqual(['OWNER', 'MANAGER', 'INSTRUCTOR', 'STUDENT'])

@@ -39,7 +39,7 @@ describe('the domain map in plugins/', () => {
 
   it('has one plugin per domain folder', () => {
     expect(domainIndexes.sort()).toEqual(
-      ['account-security', 'api-keys', 'audit', 'dispatch', 'events', 'kakao', 'passkeys', 'sign-in', 'sms', 'tenancy'].map((name) => `plugins/${name}/index.ts`),
+      ['account-security', 'advertising', 'api-keys', 'audit', 'dispatch', 'events', 'kakao', 'passkeys', 'sign-in', 'sms', 'tenancy'].map((name) => `plugins/${name}/index.ts`),
     )
   })
 })

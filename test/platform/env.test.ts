@@ -85,6 +85,21 @@ describe('configuration', () => {
     expect(configProblems({ SVC_SMS_PROVIDER: 'ExtSms' })).toContain('SVC_SMS_EXTSMS_API_KEY: required when SVC_SMS_PROVIDER=extsms')
   })
 
+  it('takes consent days with fractions, and refuses to start unless the notice comes before the consent lapses', () => {
+    expect(loadEnv({})).toMatchObject({ SVC_AD_CONSENT_DAYS: 730, SVC_AD_CONSENT_NOTICE_DAYS: 700, SVC_OPT_OUT_SYNC_SECONDS: 600 })
+    expect(loadEnv({ SVC_AD_CONSENT_DAYS: '1.5', SVC_AD_CONSENT_NOTICE_DAYS: '0.25', SVC_OPT_OUT_SYNC_SECONDS: '0' })).toMatchObject({
+      SVC_AD_CONSENT_DAYS: 1.5,
+      SVC_AD_CONSENT_NOTICE_DAYS: 0.25,
+      SVC_OPT_OUT_SYNC_SECONDS: 0,
+    })
+    for (const notice of ['730', '800']) {
+      const problems = configProblems({ SVC_AD_CONSENT_NOTICE_DAYS: notice })
+      expect(problems).toHaveLength(1)
+      expect(problems[0]).toMatch(/^SVC_AD_CONSENT_NOTICE_DAYS: must be less than SVC_AD_CONSENT_DAYS \(730\)/)
+    }
+    expect(configProblems({ SVC_AD_CONSENT_DAYS: '0' }).map((problem) => problem.split(':')[0])).toContain('SVC_AD_CONSENT_DAYS')
+  })
+
   it('names a malformed scheduler cron expression among the other problems at start', () => {
     expect(loadEnv({ SVC_SMS_SCHEDULER_CRON: '0 */2 * * * *' }).SVC_SMS_SCHEDULER_CRON).toBe('0 */2 * * * *')
     for (const bad of ['every 5 seconds', '61 * * * *', '*/5 * * * * * *']) {

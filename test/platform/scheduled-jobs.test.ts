@@ -4,7 +4,15 @@ import { buildService } from '../../build.js'
 import { openTestDatabase, startTestApp, testEnv } from '../support/helper.js'
 import { isolatedDatabase, type IsolatedDatabase } from '../support/isolated-database.js'
 
-const EVERY_JOB = ['purge-expired', 'sms-dispatch', 'sms-partition-upkeep', 'sms-retention', 'webhook-delivery']
+const EVERY_JOB = [
+  'ad-consent-notices',
+  'opt-out-080-sync',
+  'purge-expired',
+  'sms-dispatch',
+  'sms-partition-upkeep',
+  'sms-retention',
+  'webhook-delivery',
+]
 
 /** Names of the cron tasks this worker has scheduled and not destroyed. */
 const scheduledNames = () => new Set([...cron.getTasks().values()].map((task) => task.name))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { listOptOut, setOptOutNumber } from '../advertising/advertising-fixtures.js'
+import { listOptOut, recordConsents, setOptOutNumber } from '../advertising/advertising-fixtures.js'
 import { expectProblem } from '../support/auth-fixtures.js'
 import { useTestApp } from '../support/helper.js'
 import { send } from '../support/sms-send-fixtures.js'
@@ -13,11 +13,12 @@ describe('GET /v1/sms/history?purpose=', () => {
 
   const history = (who: Actor, query: string) => app.current.inject({ method: 'GET', url: `/v1/sms/history${query}`, headers: who.headers })
 
-  /** A tenant with one notice and one advertisement, both to a listed number and one that is not. */
+  /** A tenant with one notice and one advertisement, both to a listed number and one that is not (which consented). */
   async function twoMessages() {
     const people = await academy(app.current)
     await setOptOutNumber(app.current, people.owner, '080-123-4567')
     await listOptOut(app.current, people.owner, '010-1111-2222')
+    await recordConsents(people.tenant, ['010-3333-4444'])
     const to = [
       { phone: '010-1111-2222', name: 'Kim' },
       { phone: '010-3333-4444', name: 'Lee' },

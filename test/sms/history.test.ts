@@ -33,7 +33,7 @@ describe('SMS history', () => {
         [
           'id', 'senderId', 'senderNumber', 'recipientType', 'recipients', 'recipientCount', 'title', 'recipientGroupId',
           'content', 'templateId', 'scheduledAt', 'cancelledAt', 'sentAt', 'messageType', 'estimatedSegments',
-          'unitPrice', 'totalPrice', 'status', 'successCount', 'failCount', 'purpose', 'optedOutCount', 'channel',
+          'unitPrice', 'totalPrice', 'status', 'successCount', 'failCount', 'purpose', 'optedOutCount', 'noConsentCount', 'channel',
           'fallback', 'kakaoTemplateId', 'createdAt', 'updatedAt',
         ].sort(),
       )

@@ -65,6 +65,7 @@ describe('POST /v1/sms/send', () => {
         failCount: 0,
         purpose: 'INFORMATIONAL',
         optedOutCount: 0,
+        noConsentCount: 0,
         channel: 'SMS',
         fallback: null,
         kakaoTemplateId: null,

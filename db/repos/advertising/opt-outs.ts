@@ -1,9 +1,11 @@
 import { sql } from 'kysely'
+import type { OptOutSource } from '../../schema.js'
 import type { TenantTx } from '../../tenant-transaction.js'
 
 export interface OptOutRecord {
   phone: string
   createdAt: Date
+  source: OptOutSource
 }
 
 /** A page of the tenant's opt-out list, newest first (index sms_opt_outs_recent), and the list's length. */
@@ -14,7 +16,7 @@ export async function listOptOuts(
 ): Promise<{ items: OptOutRecord[]; total: number }> {
   const items = await trx
     .selectFrom('smsOptOuts')
-    .select(['phone', 'createdAt'])
+    .select(['phone', 'createdAt', 'source'])
     .where('tenantId', '=', tenantId)
     .orderBy('createdAt', 'desc')
     .orderBy('phone', 'desc')
@@ -38,14 +40,14 @@ export async function addOptOut(
 ): Promise<{ record: OptOutRecord; created: boolean }> {
   const inserted = await trx
     .insertInto('smsOptOuts')
-    .values({ tenantId, phone, createdBy: userId })
+    .values({ tenantId, phone, createdBy: userId, source: 'STAFF' })
     .onConflict((oc) => oc.columns(['tenantId', 'phone']).doNothing())
-    .returning(['phone', 'createdAt'])
+    .returning(['phone', 'createdAt', 'source'])
     .executeTakeFirst()
   if (inserted) return { record: inserted, created: true }
   const existing = await trx
     .selectFrom('smsOptOuts')
-    .select(['phone', 'createdAt'])
+    .select(['phone', 'createdAt', 'source'])
     .where('tenantId', '=', tenantId)
     .where('phone', '=', phone)
     .executeTakeFirstOrThrow()
@@ -68,4 +70,18 @@ export async function listedAmong(trx: TenantTx, tenantId: number, phones: reado
     select o.phone from sms_opt_outs o
     where o.tenant_id = ${tenantId} and o.phone = any(${[...new Set(phones)]}::varchar[])`.execute(trx)
   return new Set(rows.map((row) => row.phone))
+}
+
+/**
+ * Lists the numbers refused at the provider's 080 number (source PROVIDER_080) in one statement; a number listed
+ * already (by staff, or by an earlier reading) keeps its row. Returns the numbers this call added.
+ */
+export async function addProviderRefusals(trx: TenantTx, tenantId: number, phones: readonly string[]): Promise<string[]> {
+  if (phones.length === 0) return []
+  const { rows } = await sql<{ phone: string }>`
+    insert into sms_opt_outs (tenant_id, phone, created_by, source)
+    select ${tenantId}, p.phone, null, 'PROVIDER_080' from unnest(${[...new Set(phones)]}::varchar[]) as p (phone)
+    on conflict (tenant_id, phone) do nothing
+    returning phone`.execute(trx)
+  return rows.map((row) => row.phone)
 }

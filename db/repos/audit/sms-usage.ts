@@ -36,6 +36,8 @@ const FIGURES = [
   ['verificationCodes', 'verification_codes'],
   ['alimtalk', 'alimtalk'],
   ['fallbacks', 'fallbacks'],
+  ['noConsent', 'no_consent'],
+  ['consentNotices', 'consent_notices'],
 ] as const
 
 const columns = sql.raw(FIGURES.map(([, column]) => column).join(', '))

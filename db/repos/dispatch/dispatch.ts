@@ -163,6 +163,32 @@ export async function optOutListedRecipients(trx: TenantTx, smsId: number): Prom
 }
 
 /**
+ * An advertisement's recipients still to send whose number has no consent confirmed after `liveAfter` (withdrawn,
+ * lapsed, or never given, when the tenant requires consent): marked NO_CONSENT (never sent), and the message's
+ * no-consent count, segments and price follow, in one statement. Run after the opt-out check, so a listed number
+ * stays OPTED_OUT. Returns how many, which the daily quota gets back.
+ */
+export async function leaveOutUnconsentedRecipients(trx: TenantTx, smsId: number, liveAfter: Date): Promise<number> {
+  const { rows } = await sql<{ count: number }>`
+    with unconsented as (
+      update sms_recipients r set delivery_status = 'NO_CONSENT', updated_at = now()
+      where r.sms_id = ${smsId} and r.delivery_status = 'PENDING'
+        and not exists (select 1 from sms_ad_consents c
+                        where c.tenant_id = r.tenant_id and c.phone = r.phone and c.confirmed_at > ${liveAfter})
+      returning r.recipient_index
+    ), tally as (select count(*)::int as count from unconsented)
+    update sms_messages m set
+      no_consent_count = m.no_consent_count + tally.count,
+      estimated_segments = m.estimated_segments - tally.count,
+      total_price = m.total_price - tally.count * m.unit_price,
+      updated_at = now()
+    from tally
+    where m.id = ${smsId} and tally.count > 0
+    returning tally.count`.execute(trx)
+  return rows[0]?.count ?? 0
+}
+
+/**
  * Extends the lease of a claim this instance still holds (heartbeat while an attempt runs). Guarded by the token
  * only, not by the old lease: a lease that lapsed during a database outage is still ours until another instance
  * claims the message (which replaces the token). False when the claim was lost.

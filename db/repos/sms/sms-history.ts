@@ -90,6 +90,7 @@ const itemProjection = (previewLength: number) =>
       sms_messages.fail_count as "failCount",
       sms_messages.purpose,
       sms_messages.opted_out_count as "optedOutCount",
+      sms_messages.no_consent_count as "noConsentCount",
       sms_messages.channel,
       sms_messages.fallback,
       sms_messages.kakao_template_id as "kakaoTemplateId",

@@ -27,6 +27,7 @@ const COLUMNS = [
   'failCount',
   'purpose',
   'optedOutCount',
+  'noConsentCount',
   'channel',
   'fallback',
   'kakaoTemplateId',
@@ -121,9 +122,13 @@ export async function insertSystemMessage(trx: TenantTx, message: NewSystemMessa
   return inserted.smsId
 }
 
+/** Why an advertisement's recipient is left out at acceptance: on the opt-out list, or without a live consent. */
+export type LeftOutStatus = 'OPTED_OUT' | 'NO_CONSENT'
+
 /**
- * Every recipient in one statement whatever their number (db/repos/sms/unnested-recipients.ts), PENDING, or OPTED_OUT
- * when their phone is among `optedOut` (an advertisement's recipients on the opt-out list, never sent). `variables`,
+ * Every recipient in one statement whatever their number (db/repos/sms/unnested-recipients.ts), PENDING, or the
+ * status `leftOut` gives their phone (an advertisement's recipients on the opt-out list or without consent, never
+ * sent). `variables`,
  * one per recipient in the same order, are an AlimTalk's values of each recipient (sms_recipients.variables).
  */
 export async function insertRecipients(
@@ -131,13 +136,12 @@ export async function insertRecipients(
   tenantId: number,
   smsId: number,
   recipients: readonly StoredRecipient[],
-  optedOut: ReadonlySet<string> = new Set(),
+  leftOut: ReadonlyMap<string, LeftOutStatus> = new Map(),
   variables?: readonly Record<string, string>[],
 ): Promise<void> {
-  // The statuses travel as one more array beside the recipients: the opted-out numbers matched in SQL would cost a
+  // The statuses travel as one more array beside the recipients: the left-out numbers matched in SQL would cost a
   // comparison per recipient and listed number.
-  const statuses =
-    optedOut.size === 0 ? undefined : recipients.map((recipient) => (optedOut.has(recipient.phone) ? 'OPTED_OUT' : 'PENDING'))
+  const statuses = leftOut.size === 0 ? undefined : recipients.map((recipient) => leftOut.get(recipient.phone) ?? 'PENDING')
   // The variables too, as one jsonb array (its elements taken with their ordinality): one parameter for all of them.
   const withVariables =
     variables === undefined

@@ -97,6 +97,7 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
       'openGroupId',
       'recipientCount',
       'optedOutCount',
+      'noConsentCount',
       'successCount',
       'failCount',
       'channel',
@@ -191,8 +192,8 @@ async function applyToMessage(trx: TenantTx, smsId: number, reports: DeliveryRep
       ? aggregateStatus({
           DELIVERED: successCount,
           FAILED: failCount,
-          // Opted-out recipients were never sent: no report will ever settle them.
-          DISPATCHED: message.recipientCount - message.optedOutCount - successCount - failCount,
+          // Recipients left out (opted out, no consent) were never sent: no report will ever settle them.
+          DISPATCHED: message.recipientCount - message.optedOutCount - message.noConsentCount - successCount - failCount,
         })
       : null
   await trx

@@ -1,7 +1,7 @@
 /** Recipient delivery states and the message status they add up to (docs/api.md#delivery-status). */
 
-export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT'
-export type FinalDeliveryStatus = 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT'
+export type DeliveryStatus = 'PENDING' | 'DISPATCHED' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT' | 'NO_CONSENT'
+export type FinalDeliveryStatus = 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'OPTED_OUT' | 'NO_CONSENT'
 export type AggregateStatus = 'SENT' | 'PARTIAL' | 'FAILED' | 'CANCELLED'
 
 const PENDING_AT_PROVIDER = new Set(['2000', '3000'])
@@ -14,7 +14,9 @@ export function deliveryStatusForCode(statusCode: string): 'DISPATCHED' | 'DELIV
 }
 
 export function isFinalDeliveryStatus(status: DeliveryStatus): status is FinalDeliveryStatus {
-  return status === 'DELIVERED' || status === 'FAILED' || status === 'CANCELLED' || status === 'OPTED_OUT'
+  return (
+    status === 'DELIVERED' || status === 'FAILED' || status === 'CANCELLED' || status === 'OPTED_OUT' || status === 'NO_CONSENT'
+  )
 }
 
 /**
@@ -34,7 +36,7 @@ export type DeliveryCounts = Partial<Record<DeliveryStatus, number>>
  * SENT, none DELIVERED -> FAILED, otherwise PARTIAL. A CANCELLED recipient did not get the message, so it counts
  * against SENT like a failure; only a message whose every recipient is CANCELLED aggregates to CANCELLED.
  * OPTED_OUT (an advertisement's recipient on the opt-out list) is final and neither a success nor a failure: it
- * is left out of the count, so two delivered and one opted out is SENT. No recipients at all (or only opted-out
+ * is left out of the count, so two delivered and one opted out is SENT; NO_CONSENT (no live consent) likewise. No recipients at all (or only opted-out
  * ones) is null: there is nothing to decide.
  */
 export function aggregateStatus(counts: DeliveryCounts): AggregateStatus | null {

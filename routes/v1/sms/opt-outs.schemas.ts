@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { StringEnum } from '../../../lib/http/response-types.js'
 
 // The number is judged by lib/sms/phone.ts, written any way people write it: every bad one is INVALID_PHONE_NUMBER.
 export const OptOutBodySchema = Type.Object(
@@ -16,12 +17,15 @@ export const OptOutQuerySchema = Type.Object({
   size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
 })
 
-const example = { phone: '010-****-5678', createdAt: '2026-11-28T09:00:00.000Z' }
+const example = { phone: '010-****-5678', createdAt: '2026-11-28T09:00:00.000Z', source: 'STAFF' }
 
 export const OptOutSchema = Type.Object(
   {
     phone: Type.String({ description: 'Masked: first 3 digits, ****, last 4' }),
     createdAt: Type.String({ format: 'date-time' }),
+    source: StringEnum(['STAFF', 'PROVIDER_080'], {
+      description: "STAFF: listed through this API; PROVIDER_080: refused by calling the academy's 080 number, read from the provider",
+    }),
   },
   { $id: 'SmsOptOut', examples: [example] },
 )

@@ -19,7 +19,7 @@ const errors = { 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema }
 const LIST_KEEPERS = { roles: ['OWNER', 'MANAGER'] } as const
 
 function toOptOut(record: OptOutRecord): OptOut {
-  return { phone: maskPhone(record.phone), createdAt: record.createdAt.toISOString() }
+  return { phone: maskPhone(record.phone), createdAt: record.createdAt.toISOString(), source: record.source }
 }
 
 /** The stored form of a number as written in a body or a path; one form only, so every writing matches. */
@@ -69,7 +69,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       const phone = storedPhone(request.body.phone)
       const { tenantId, userId } = request.caller
       const { record, created } = await addOptOut(request.db, tenantId, phone, userId)
-      if (created) await request.audit({ type: 'OPT_OUT_ADDED', targetId: null, details: { phone: maskPhone(phone) } })
+      if (created) await request.audit({ type: 'OPT_OUT_ADDED', targetId: null, details: { phone: maskPhone(phone), source: 'STAFF' } })
       return reply.code(created ? 201 : 200).send(toOptOut(record))
     },
   )

@@ -47,6 +47,7 @@ const messageProblems: ErrorCode[] = [
   'ADVERTISEMENT_QUIET_HOURS',
   'OPT_OUT_NUMBER_REQUIRED',
   'RECIPIENTS_OPTED_OUT',
+  'RECIPIENTS_WITHOUT_CONSENT',
   // channel ALIMTALK (lib/kakao/alimtalk-send.ts); KAKAO_CHANNEL_NOT_FOUND is answered 409 here (alimtalkStatuses).
   'ALIMTALK_NOT_FOR_ADVERTISING',
   'KAKAO_TEMPLATE_NOT_FOUND',
@@ -73,6 +74,7 @@ function acceptanceDetails(message: MessageRecord, classId: number | null): Audi
     recipientCount: message.recipientCount,
     purpose: message.purpose,
     optedOutCount: message.optedOutCount,
+    noConsentCount: message.noConsentCount,
     messageType: message.messageType,
     scheduledAt: message.scheduledAt?.toISOString() ?? null,
     templateId: message.templateId,

@@ -25,6 +25,8 @@ const figures = {
   verificationCodes: Count('The part of messages that are one-time-code SMS'),
   alimtalk: Count('Recipients delivered over KakaoTalk (AlimTalk)'),
   fallbacks: Count('Recipients of AlimTalk messages delivered by SMS or LMS after AlimTalk failed'),
+  noConsent: Count('Recipients of advertisements left out for want of a live consent'),
+  consentNotices: Count('The part of messages that are the two-year notices of a consent to advertising'),
 }
 
 const UsageFiguresSchema = Type.Object(figures)

@@ -48,8 +48,8 @@ export interface FakeRequest {
   headers: IncomingHttpHeaders
 }
 
-/** `kakao`: the Kakao reads (a channel, a template). */
-export type FakePhase = 'create' | 'add' | 'send' | 'read' | 'kakao'
+/** `kakao`: the Kakao reads (a channel, a template); `refusals`: pages of the 080 refusal list. */
+export type FakePhase = 'create' | 'add' | 'send' | 'read' | 'kakao' | 'refusals'
 
 /** `status` 0: the client gave up (or died) before a held answer was sent. */
 export interface FakeCall {
@@ -103,6 +103,26 @@ export interface FakeKakao {
   failFor(numbers: readonly string[]): void
 }
 
+/** A refusal made at the account's 080 number (docs/provider.md#the-080-refusal-list). */
+export interface FakeRefusal {
+  senderNumber: string
+  recipientNumber: string
+  /** Default: the fake's now. Entries are kept oldest first whatever the order they are added in. */
+  dateCreated?: Date
+}
+
+/** The account's 080 refusal list, which a test fills; the provider answers it in pages, oldest first. */
+export interface FakeRefusals {
+  add(...refusals: FakeRefusal[]): void
+  /**
+   * The next read of page `page` (1: the first page of a walk, 2: the page its nextKey names, ...) answers `status`
+   * with the provider's error body instead, once; the page after it is read as usual.
+   */
+  failPage(page: number, status?: number): void
+  /** Every page read answered (status 200), with its query. */
+  reads: { senderNumber: string | null; startKey: string | null; since: string | null; limit: number; page: number }[]
+}
+
 /** How the provider delivered a sent message, as its delivery report says (docs/provider.md#alimtalk-notices). */
 export interface FakeOutcome {
   type: 'SMS' | 'LMS' | 'ATA'
@@ -112,6 +132,7 @@ export interface FakeOutcome {
 export interface FakeExtSms {
   url: string
   kakao: FakeKakao
+  refusals: FakeRefusals
   /** Every add call answered 200, in order. */
   requests: FakeRequest[]
   /** Every taken message of every group that was sent, in order: what went out to the guardians. */
@@ -150,6 +171,7 @@ export interface FakeExtSmsOptions {
 
 const GROUPS_PATH = '/messages/v4/groups'
 const KAKAO_PATH = /^\/kakao\/v2\/(channels|templates)\/([^/]+)$/
+const REFUSALS_PATH = '/iam/v1/black'
 const MAX_MESSAGES = 10_000
 const MAX_BODY_BYTES = 64 * 1024 * 1024
 const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'
@@ -391,6 +413,10 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
   const kakaoChannels = new Map<string, { pfId: string; searchId: string }>()
   const kakaoTemplates = new Map<string, FakeKakaoTemplate>()
   let kakaoFailing = new Set<string>()
+  const refusalList: (FakeRefusal & { handleKey: string; dateCreated: Date })[] = []
+  const failingPages = new Map<number, number>()
+  const refusalReads: FakeRefusals['reads'] = []
+  let refusalSeq = 0
   const arrivals = new Map<FakePhase, Array<(call: FakeCall) => void>>()
   // Held answers, woken early by close() so no handler outlives the server.
   const sleepers = new Set<() => void>()
@@ -512,9 +538,71 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
     return 200
   }
 
+  /** A page of the 080 list: the entries of `senderNumber` from `dateCreated[gte]`, from the one `startKey` names. */
+  function handleRefusals(request: IncomingMessage, response: ServerResponse, call: FakeCall, url: URL): number {
+    call.phase = 'refusals'
+    const authFailure = auth.check(request.headers.authorization)
+    if (authFailure !== null) {
+      send(response, 403, { errorCode: authFailure, errorMessage: 'authentication failed' })
+      return 403
+    }
+    for (const listener of arrivals.get('refusals')?.splice(0) ?? []) listener(call)
+    const current = takeFault('refusals')
+    if (current && 'status' in current) {
+      send(response, current.status, { errorCode: current.errorCode ?? ERROR_CODES[current.status] ?? 'ServerError', errorMessage: current.errorMessage ?? 'injected failure' })
+      return current.status
+    }
+    const query = url.searchParams
+    if (query.get('type') !== 'DENIAL') {
+      send(response, 400, { errorCode: 'ValidationError', errorMessage: 'type must be DENIAL' })
+      return 400
+    }
+    const limit = Math.min(Number(query.get('limit') ?? DEFAULT_PAGE) || DEFAULT_PAGE, MAX_PAGE)
+    const senderNumber = query.get('senderNumber')
+    const since = query.get('dateCreated[gte]')
+    const sinceTime = since === null ? null : new Date(since).getTime()
+    if (sinceTime !== null && Number.isNaN(sinceTime)) {
+      send(response, 400, { errorCode: 'ValidationError', errorMessage: 'dateCreated[gte] is not a date' })
+      return 400
+    }
+    const matching = refusalList.filter(
+      (entry) => (senderNumber === null || entry.senderNumber === senderNumber) && (sinceTime === null || entry.dateCreated.getTime() >= sinceTime),
+    )
+    const startKey = query.get('startKey')
+    const from = startKey === null ? 0 : matching.findIndex((entry) => entry.handleKey === startKey)
+    if (from < 0) {
+      send(response, 400, { errorCode: 'ValidationError', errorMessage: `unknown startKey ${startKey}` })
+      return 400
+    }
+    const page = Math.floor(from / limit) + 1
+    const failing = failingPages.get(page)
+    if (failing !== undefined) {
+      failingPages.delete(page)
+      send(response, failing, { errorCode: ERROR_CODES[failing] ?? 'ServerError', errorMessage: 'injected failure' })
+      return failing
+    }
+    refusalReads.push({ senderNumber, startKey, since, limit, page })
+    const at = now().toISOString()
+    send(response, 200, {
+      startKey,
+      limit,
+      nextKey: matching[from + limit]?.handleKey ?? null,
+      blackList: matching.slice(from, from + limit).map((entry) => ({
+        handleKey: entry.handleKey,
+        type: 'DENIAL',
+        senderNumber: entry.senderNumber,
+        recipientNumber: entry.recipientNumber,
+        dateCreated: entry.dateCreated.toISOString(),
+        dateUpdated: at,
+      })),
+    })
+    return 200
+  }
+
   async function handle(request: IncomingMessage, response: ServerResponse, call: FakeCall): Promise<number> {
     const text = await readBody(request)
     const url = new URL(request.url ?? '/', 'http://fake')
+    if (request.method === 'GET' && url.pathname === REFUSALS_PATH) return handleRefusals(request, response, call, url)
     const kakao = request.method === 'GET' ? KAKAO_PATH.exec(url.pathname) : null
     if (kakao) return handleKakao(request, response, call, kakao[1] as 'channels' | 'templates', decodeURIComponent(kakao[2]!))
     const route = routeOf(request.method ?? '', url)
@@ -604,6 +692,21 @@ export async function startFakeExtSms(options: FakeExtSmsOptions): Promise<FakeE
       failFor(numbers) {
         kakaoFailing = new Set(numbers)
       },
+    },
+    refusals: {
+      add(...refusals) {
+        for (const refusal of refusals) {
+          refusalSeq += 1
+          const handleKey = `HK${String(refusalSeq).padStart(12, '0')}`
+          refusalList.push({ ...refusal, handleKey, dateCreated: refusal.dateCreated ?? now() })
+        }
+        // Oldest first, as the provider lists them; entries of one instant keep the order they were added in.
+        refusalList.sort((a, b) => a.dateCreated.getTime() - b.dateCreated.getTime() || a.handleKey.localeCompare(b.handleKey))
+      },
+      failPage(page, status = 500) {
+        failingPages.set(page, status)
+      },
+      reads: refusalReads,
     },
     outcomeOf,
     reportOf(message) {
