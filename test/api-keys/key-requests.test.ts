@@ -67,6 +67,23 @@ describe('requests with an API key', () => {
       expectProblem(await withKey(app.current, sender, 'GET', '/v1/sms/usage?from=2026-11-01&to=2026-11-02'), 403, 'API_KEY_SCOPE')
     })
 
+    it('records and withdraws an advertising consent under opt-outs:write, audited with the key, and refuses it to a key without that scope', async () => {
+      const { tenant, owner: boss } = await academy(app.current)
+      const key = await issueKey(app.current, boss, ['opt-outs:write'])
+      const phone = phones(1, 700)[0]!
+      const consent = { phone, source: 'ONLINE', evidence: 'Enrolment form checkbox, 2026-11-29' }
+      expect((await withKey(app.current, key, 'POST', '/v1/sms/ad-consents', consent)).statusCode).toBe(201)
+      expect((await withKey(app.current, key, 'GET', '/v1/sms/ad-consents')).statusCode).toBe(200)
+      const reader = await issueKey(app.current, boss, ['sms:read'])
+      expectProblem(await withKey(app.current, reader, 'DELETE', `/v1/sms/ad-consents/${phone}`), 403, 'API_KEY_SCOPE')
+      expect((await withKey(app.current, key, 'DELETE', `/v1/sms/ad-consents/${phone}`)).statusCode).toBe(204)
+      const events = (await storedAuditEvents(tenant)).filter((event) => event.type.startsWith('AD_CONSENT_'))
+      expect(events.map((event) => [event.type, event.details.apiKeyId])).toEqual(
+        expect.arrayContaining([['AD_CONSENT_ADDED', key.id], ['AD_CONSENT_WITHDRAWN', key.id]]),
+      )
+      expect(events).toHaveLength(2)
+    })
+
     it('works for a creator demoted from OWNER to MANAGER', async () => {
       const { owner: boss } = await academy(app.current)
       const key = await issueKey(app.current, boss, ['sms:read'])
@@ -250,6 +267,9 @@ describe('an API key against another tenant', () => {
     const templateId = template.json().id as number
     const phone = phones(1, 500)[0]!
     expect((await app.current.inject({ method: 'POST', url: '/v1/sms/opt-outs', headers: b.owner.headers, payload: { phone } })).statusCode).toBe(201)
+    const consented = phones(1, 600)[0]!
+    const consent = { phone: consented, source: 'WRITTEN', evidence: 'Signed form, filed at the front desk' }
+    expect((await app.current.inject({ method: 'POST', url: '/v1/sms/ad-consents', headers: b.owner.headers, payload: consent })).statusCode).toBe(201)
     const klass = await owner().insertInto('classes').values({ tenantId: b.tenant.id, name: 'B class' }).returning('id').executeTakeFirstOrThrow()
 
     const attempts: Record<string, () => Promise<{ statusCode: number; body: string }>> = {
@@ -259,6 +279,7 @@ describe('an API key against another tenant', () => {
       'PATCH /v1/sms-templates/:id': () => withKey(app.current, key, 'PATCH', `/v1/sms-templates/${templateId}`, { name: 'mine', version: 0 }),
       'DELETE /v1/sms-templates/:id': () => withKey(app.current, key, 'DELETE', `/v1/sms-templates/${templateId}`),
       'DELETE /v1/sms/opt-outs/:phone': () => withKey(app.current, key, 'DELETE', `/v1/sms/opt-outs/${phone}`),
+      'DELETE /v1/sms/ad-consents/:phone': () => withKey(app.current, key, 'DELETE', `/v1/sms/ad-consents/${consented}`),
       'POST /v1/sms/send/class/:classId': () =>
         withKey(app.current, key, 'POST', `/v1/sms/send/class/${klass.id}`, { title: 'x', content: 'x' }, { 'idempotency-key': newKey() }),
       // Ids in bodies: a send to B's group.
@@ -283,5 +304,7 @@ describe('an API key against another tenant', () => {
     expect(stillThere.name).toBe('B')
     const optOut = await owner().selectFrom('smsOptOuts').select('tenantId').where('tenantId', '=', b.tenant.id).execute()
     expect(optOut).toHaveLength(1)
+    const consents = await owner().selectFrom('smsAdConsents').select('tenantId').where('tenantId', '=', b.tenant.id).execute()
+    expect(consents).toHaveLength(1)
   })
 })

@@ -45,6 +45,9 @@ describe('API keys in the OpenAPI document', () => {
         'GET /v1/sms/opt-outs opt-outs:write',
         'POST /v1/sms/opt-outs opt-outs:write',
         'DELETE /v1/sms/opt-outs/{phone} opt-outs:write',
+        'GET /v1/sms/ad-consents opt-outs:write',
+        'POST /v1/sms/ad-consents opt-outs:write',
+        'DELETE /v1/sms/ad-consents/{phone} opt-outs:write',
         'GET /v1/sms/usage usage:read',
       ].sort(),
     )
