@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { ApiKeyBudget } from '../../lib/api-keys/key-budget.js'
 import { ApiKeyResolver } from '../../lib/api-keys/key-resolver.js'
 import { parseApiKey } from '../../lib/api-keys/key.js'
 import { expectProblem } from '../support/auth-fixtures.js'
@@ -115,5 +116,61 @@ describe('an unknown key and a wrong key of a known lookup id', () => {
     const { result, statements } = await recordStatements(async () => [await resolver.resolve(wrong, now), await resolver.resolve(unknown, now)])
     expect(result).toEqual([null, null])
     expect(statements).toEqual([])
+  })
+})
+
+describe("a key's budget, shared by instances in shares", () => {
+  const app = useTestApp()
+
+  /** Waits out the end of the database's minute, so the test runs inside one budget window. */
+  async function oneWindow() {
+    const secondsLeft = 60 - new Date().getUTCSeconds()
+    if (secondsLeft < 5) await new Promise((resolve) => setTimeout(resolve, secondsLeft * 1000 + 200))
+  }
+
+  async function admitted(budget: ApiKeyBudget, keyId: number, now: number): Promise<boolean> {
+    try {
+      await budget.spend(1, keyId, now)
+      return true
+    } catch (error) {
+      expect((error as { code?: string }).code).toBe('RATE_LIMITED')
+      return false
+    }
+  }
+
+  it('asks for the next share while a quarter of the current one is left, before anyone waits for it', async () => {
+    await oneWindow()
+    const budget = new ApiKeyBudget(app.current.db, 2000) // shares of 100, asked ahead at 25 left
+    const keyId = 900_000_000 + Math.floor(Math.random() * 1_000_000)
+    const now = Date.now()
+    await budget.spend(1, keyId, now) // the first share: 99 left
+    const early = await recordStatements(async () => {
+      for (let i = 0; i < 74; i++) await budget.spend(1, keyId, now) // 25 left
+    })
+    expect(early.statements).toEqual([])
+    const ahead = await recordStatements(async () => {
+      await budget.spend(1, keyId, now) // 24 left: the next share is asked for, and this request does not wait
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    })
+    expect(ahead.statements.filter((statement) => statement.includes('rate_limit_windows'))).toHaveLength(1)
+    // The share asked ahead adds to what is left (124): the next is asked for, once, at 24 left again.
+    const rest = await recordStatements(async () => {
+      for (let i = 0; i < 124; i++) await budget.spend(1, keyId, now)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    })
+    expect(rest.statements.filter((statement) => statement.includes('rate_limit_windows'))).toHaveLength(1)
+  })
+
+  it('admits exactly the budget in a window across two instances asking ahead', async () => {
+    await oneWindow()
+    const instances = [new ApiKeyBudget(app.current.db, 150), new ApiKeyBudget(app.current.db, 150)] // shares of 7
+    const keyId = 800_000_000 + Math.floor(Math.random() * 1_000_000)
+    const now = Date.now()
+    let admittedCount = 0
+    for (let round = 0; round < 200; round++) {
+      const results = await Promise.all(instances.map((budget) => admitted(budget, keyId, now)))
+      admittedCount += results.filter(Boolean).length
+    }
+    expect(admittedCount).toBe(150)
   })
 })
