@@ -1,5 +1,5 @@
-import { authorizationHeader } from './extsms-auth.js'
-import { describeFailure, type ExtSmsOptions } from './extsms.js'
+import type { ExtSmsOptions } from './extsms.js'
+import { extSmsRead } from './extsms-read.js'
 import { failureOf, isObject, nonEmptyString, parseJson } from './extsms-response.js'
 import { KAKAO_TEMPLATE_STATUSES, type KakaoChannel, type KakaoRead, type KakaoReads, type KakaoTemplate } from './kakao-reads.js'
 
@@ -31,26 +31,12 @@ function readTemplate(text: string): KakaoTemplate | null {
 }
 
 export function createExtSmsKakaoReads(options: ExtSmsOptions): KakaoReads {
-  const { apiKey, apiSecret, timeoutMs = 10_000, fetch = globalThis.fetch } = options
   const base = `${options.baseUrl.replace(/\/+$/, '')}${EXTSMS_KAKAO_PATH}`
 
   async function get<T>(what: string, path: string, read: (text: string) => T | null): Promise<KakaoRead<T>> {
-    let status: number
-    let text: string
-    try {
-      const response = await fetch(`${base}${path}`, {
-        method: 'GET',
-        // Signed per call: the provider rejects a signature it has seen before.
-        headers: { authorization: authorizationHeader(apiKey, apiSecret), accept: 'application/json' },
-        signal: AbortSignal.timeout(timeoutMs),
-        // Following a redirect would replay the signed request to another host.
-        redirect: 'manual',
-      })
-      status = response.status
-      text = await response.text()
-    } catch (error) {
-      return { kind: 'retryable', error: describeFailure(error, timeoutMs) }
-    }
+    const answer = await extSmsRead(options, `${base}${path}`)
+    if ('error' in answer) return { kind: 'retryable', error: answer.error }
+    const { status, text } = answer
     if (status === 404) return { kind: 'unknown' }
     if (status < 200 || status >= 300) return failureOf(status, text)
     const value = read(text)

@@ -1,5 +1,5 @@
-import { authorizationHeader } from './extsms-auth.js'
-import { describeFailure, type ExtSmsOptions } from './extsms.js'
+import type { ExtSmsOptions } from './extsms.js'
+import { extSmsRead } from './extsms-read.js'
 import { failureOf, isObject, nonEmptyString, parseJson } from './extsms-response.js'
 import type { Refusal, RefusalList, RefusalPage, RefusalQuery } from './refusal-list.js'
 
@@ -34,7 +34,6 @@ function readPage(text: string): { refusals: Refusal[]; nextKey: string | null }
 }
 
 export function createExtSmsRefusalList(options: ExtSmsOptions): RefusalList {
-  const { apiKey, apiSecret, timeoutMs = 10_000, fetch = globalThis.fetch } = options
   const base = `${options.baseUrl.replace(/\/+$/, '')}${EXTSMS_REFUSALS_PATH}`
 
   return {
@@ -43,22 +42,9 @@ export function createExtSmsRefusalList(options: ExtSmsOptions): RefusalList {
       const params = new URLSearchParams({ type: 'DENIAL', senderNumber: query.senderNumber, limit: String(query.limit) })
       if (query.startKey !== null) params.set('startKey', query.startKey)
       if (query.since !== null) params.set('dateCreated[gte]', query.since.toISOString())
-      let status: number
-      let text: string
-      try {
-        const response = await fetch(`${base}?${params.toString()}`, {
-          method: 'GET',
-          // Signed per call: the provider rejects a signature it has seen before.
-          headers: { authorization: authorizationHeader(apiKey, apiSecret), accept: 'application/json' },
-          signal: AbortSignal.timeout(timeoutMs),
-          // Following a redirect would replay the signed request to another host.
-          redirect: 'manual',
-        })
-        status = response.status
-        text = await response.text()
-      } catch (error) {
-        return { kind: 'retryable', error: describeFailure(error, timeoutMs) }
-      }
+      const answer = await extSmsRead(options, `${base}?${params.toString()}`)
+      if ('error' in answer) return { kind: 'retryable', error: answer.error }
+      const { status, text } = answer
       if (status < 200 || status >= 300) return failureOf(status, text)
       const page = readPage(text)
       if (page === null) return { kind: 'retryable', error: `unreadable ${status} answer to reading the 080 list from the provider` }
