@@ -42,6 +42,8 @@ export class LentConnection implements DatabaseConnection {
   /** In the open transaction, the statement flagged `last` once it was sent: nothing may follow it. */
   #last: CompiledQuery | null = null
   #inTransaction = false
+  /** The last read committed the read-only transaction and the connection has gone back (#giveBackOnceCommitted). */
+  #committedEarly = false
 
   constructor(connection: PooledConnection, release: () => void) {
     this.#connection = connection
@@ -57,9 +59,29 @@ export class LentConnection implements DatabaseConnection {
       if (flags.endsReadOnlyTransaction && this.#writes) throw new ReadOnlyEndInWritingTransactionError(compiled)
       this.#last = compiled
     }
-    const sent = this.#lent().execute<R>(compiled, flags)
-    this.#inFlight = sent
-    return sent
+    const connection = this.#lent()
+    const sent = connection.execute<R>(compiled, flags)
+    const answered = this.#last === compiled && !this.#writes ? this.#giveBackOnceCommitted(connection, sent) : sent
+    this.#inFlight = answered
+    return answered
+  }
+
+  /**
+   * A read-only transaction's last read may have carried its commit (the pipelined driver): the transaction is over
+   * on the server when the answer arrives, so the connection goes back to the pool then, not once the request has
+   * answered its client. Under load, when requests queue for connections, the rest of a request's work (its answer,
+   * its hooks, and every other request's turn on the event loop meanwhile) no longer holds a connection the database
+   * could be serving. The end that follows sends nothing (`end`); nothing can be sent after the last read.
+   */
+  async #giveBackOnceCommitted<R>(connection: PooledConnection, sent: Promise<QueryResult<R>>): Promise<QueryResult<R>> {
+    const result = await sent
+    if (this.#connection === connection && connection.committedByStatement?.()) {
+      // Answered from the client's bookkeeping (the server has committed), which it clears for the next user.
+      this.#committedEarly = true
+      await connection.end('commit')
+      this.giveBack()
+    }
+    return result
   }
 
   async *streamQuery(): AsyncIterableIterator<QueryResult<never>> {
@@ -83,6 +105,8 @@ export class LentConnection implements DatabaseConnection {
     await this.#inFlight?.catch(() => undefined)
     this.#inTransaction = false
     this.#last = null
+    // A read-only transaction has nothing to undo: a rollback after its commit ends it as well as a commit.
+    if (this.#committedEarly) return
     await this.#lent().end(statement)
   }
 

@@ -145,6 +145,11 @@ export class ServiceClient extends pg.Client {
     return this.#reported(this.#send(args))
   }
 
+  /** A statement has committed the open transaction (endsReadOnlyTransaction): its end sends nothing. */
+  get committedByStatement(): boolean {
+    return this.#ended !== null && this.#ended.error === null
+  }
+
   /** Ends the transaction `openTransaction` opened. */
   endTransaction(end: 'commit' | 'rollback'): Promise<pg.QueryResult> {
     if (this.#ended) return this.#endAfterEnded(end)

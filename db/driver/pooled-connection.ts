@@ -17,6 +17,11 @@ export interface PooledConnection {
   execute<R>(query: CompiledQuery, flags: StatementFlags): Promise<QueryResult<R>>
   /** Ends the open transaction; a commit the server answered with a rollback throws. */
   end(statement: 'commit' | 'rollback'): Promise<void>
+  /**
+   * True when a statement just answered has committed the open transaction on the server (a read-only
+   * transaction's last read carried the commit): its end then sends nothing. Absent where no statement can.
+   */
+  committedByStatement?(): boolean
 }
 
 const AFFECTING_ROWS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE'])
@@ -53,6 +58,10 @@ export class PipelinedConnection implements PooledConnection {
 
   async end(statement: 'commit' | 'rollback'): Promise<void> {
     committed(await this.#client.endTransaction(statement), statement)
+  }
+
+  committedByStatement(): boolean {
+    return this.#client.committedByStatement
   }
 }
 

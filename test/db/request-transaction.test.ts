@@ -102,6 +102,33 @@ describe('request transaction', () => {
     })
   }
 
+  // Under load requests queue for connections: one whose transaction is over on the server must not hold one while
+  // it answers its client. A pool of one connection shows it: the next transaction gets it before the first ends.
+  itPipelined('gives the connection back as soon as a read-only transaction’s last read has committed it', async () => {
+    const database = openPostgres(inject('runtimeDatabaseUrl'), 1, { connectTimeoutMs: 1000 })
+    try {
+      const { scope } = await caller()
+      const first = await openRequestTransaction(database.db, { ...scope, readOnly: true })
+      const read = await endsReadOnlyTransaction(sql<{ n: number }>`select ${1}::int as n`).execute(first.db)
+      expect(read.rows).toEqual([{ n: 1 }])
+      // Before the first has ended: without the early return this waits for the pool's only connection and times out.
+      const second = await openRequestTransaction(database.db, { ...scope, readOnly: true })
+      const next = await endsReadOnlyTransaction(sql<{ n: number }>`select ${2}::int as n`).execute(second.db)
+      expect(next.rows).toEqual([{ n: 2 }])
+      // Its end sends nothing on the connection it no longer has, whichever end the request asks for.
+      expect(await first.end('rollback')).toEqual({ outcome: 'rolled-back' })
+      expect(await second.end('commit')).toEqual({ outcome: 'committed' })
+      await expect(sql`select 1`.execute(first.db)).rejects.toThrow(/has ended/)
+      // A writing transaction keeps its connection until it ends: its commit is still to come.
+      const writing = await openRequestTransaction(database.db, scope)
+      await sql`select 3`.execute(writing.db)
+      await expect(openRequestTransaction(database.db, scope).then((t) => t.end('rollback'))).rejects.toThrow(/timeout/i)
+      expect(await writing.end('commit')).toEqual({ outcome: 'committed' })
+    } finally {
+      await database.close()
+    }
+  })
+
   it('ends once: a second end answers what the first did', async () => {
     const { scope } = await caller()
     const transaction = await openRequestTransaction(app.current.db, scope)
