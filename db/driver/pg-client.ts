@@ -123,7 +123,7 @@ export class ServiceClient extends pg.Client {
     this.#inTransaction = true
     this.#readOnly = readOnly
     this.#genericPlans = false
-    for (const statement of opening) this.#held.push(this.#prepared(statement, NO_FLAGS))
+    for (const statement of opening) this.#held.push(this.#everyTransaction(statement))
   }
 
   /**
@@ -153,7 +153,7 @@ export class ServiceClient extends pg.Client {
   /** Ends the transaction `openTransaction` opened. */
   endTransaction(end: 'commit' | 'rollback'): Promise<pg.QueryResult> {
     if (this.#ended) return this.#endAfterEnded(end)
-    const args = [end, []]
+    const args = this.#everyTransaction(end === 'commit' ? COMMIT : ROLLBACK)
     const pending = this.#held.length > 0 || this.#aborted !== null
     this.#inTransaction = false
     return this.#reported(pending ? this.#sendAfterHeld(args, end) : this.#send(args))
@@ -176,7 +176,7 @@ export class ServiceClient extends pg.Client {
     const held = this.#held
     this.#held = []
     this.#inTransaction = false
-    const outcomes = await this.#sendBatch([...held, args, ['commit', []]])
+    const outcomes = await this.#sendBatch([...held, args, this.#everyTransaction(COMMIT)])
     // The first failure is the cause (a refused scope aborts the transaction; the server skips what follows).
     const failure = this.#aborted ?? firstFailure(outcomes)
     this.#aborted = null
@@ -291,6 +291,16 @@ export class ServiceClient extends pg.Client {
     return name ? [{ name, text, values }] : [text, values]
   }
 
+  /**
+   * A statement of every transaction (its opening statements, its commit or rollback): prepared even without values,
+   * so the server parses each once per connection instead of on every request. They are a handful of fixed texts, so
+   * they cannot crowd the parameterised statements out of StatementNames.
+   */
+  #everyTransaction({ text, values }: Statement): QueryArgs {
+    const name = this.#statements?.nameFor(text)
+    return name ? [{ name, text, values: [...values] }] : [text, [...values]]
+  }
+
   #send(args: QueryArgs): Promise<pg.QueryResult> {
     return (super.query as (...forwarded: QueryArgs) => Promise<pg.QueryResult>)(...args)
   }
@@ -298,6 +308,8 @@ export class ServiceClient extends pg.Client {
 
 type Answered = Extract<BatchOutcome, { status: 'answered' }>
 
+const COMMIT: Statement = { text: 'commit', values: [] }
+const ROLLBACK: Statement = { text: 'rollback', values: [] }
 const FROM_GENERIC_PLANS = 'set local plan_cache_mode = force_generic_plan'
 const PLANS_AS_CONFIGURED = 'set local plan_cache_mode to default'
 

@@ -93,6 +93,24 @@ describePipelined('a read-only transaction ended by its last read', () => {
     })
   })
 
+  // Parsed once per connection, not on every request: the statements every transaction sends are prepared.
+  itPipelined('prepares the statements every transaction sends, its opening and its commit or rollback, once per connection', async () => {
+    await withClient(async (client) => {
+      for (const end of ['commit', 'rollback'] as const) {
+        client.openTransaction([statement('begin read only'), statement('set local statement_timeout = 4321')], true)
+        await last(client, 'select $1::int as n', 1)
+        await client.endTransaction(end)
+        client.openTransaction([statement('begin'), statement('set local statement_timeout = 4321')], false)
+        await client.run(statement('select $1::int as n', 2))
+        await client.endTransaction(end)
+      }
+      const prepared = await client.query('select statement from pg_prepared_statements where statement not like $1', ['%$%'])
+      expect(prepared.rows.map((row: { statement: string }) => row.statement).sort()).toEqual(
+        ['begin', 'begin read only', 'commit', 'rollback', 'set local statement_timeout = 4321'].sort(),
+      )
+    })
+  })
+
   itPipelined('is read only: PostgreSQL refuses a write in it', async () => {
     await withClient(async (client) => {
       beginReadOnly(client)
