@@ -12,6 +12,7 @@ import { trustProxySetting, type Env } from '../env.js'
 import { PROBLEM_CONTENT_TYPE, problemBody, sendProblem } from './problem.js'
 import { OperatorLogController } from './log-controller.js'
 import { requestIdFor } from './request-id.js'
+import { requestLogger } from './request-logger.js'
 import { loggableUrl } from './log-url.js'
 
 /**
@@ -137,6 +138,8 @@ export function serverOptions(env: Env): FastifyHttpOptions<Server> {
             serializers: { req: serializeRequest },
             ...(prettyLogs(env) ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
           },
+    // A request's logger is made when it first writes a line (lib/http/request-logger.ts).
+    ...(env.LOG_LEVEL === 'silent' ? {} : { childLoggerFactory: requestLogger }),
     // The id is chosen (and an unacceptable incoming one replaced) in one place; plugins/platform/request-id.ts echoes it.
     requestIdHeader: false,
     genReqId: requestIdFor,
