@@ -58,11 +58,14 @@ export default fp<AppOptions>(
     } satisfies ApiKeys)
 
     // lastUsedAt: after the answer, for a request the key was admitted to (not refused by the database or a budget).
-    app.addHook('onResponse', async (request, reply) => {
+    // A callback, not an async function: it runs on every request (docs/architecture.md#what-every-request-pays).
+    app.addHook('onResponse', (request, reply, done) => {
       const apiKeyId = request.identity?.apiKeyId
-      if (apiKeyId == null || reply.statusCode === 401 || reply.statusCode === 403 || reply.statusCode === 429) return
-      const write = marks.mark(request.identity!.tenantId, apiKeyId, app.clock())
-      if (write) void write().catch((error: unknown) => request.log.warn({ err: error }, 'could not record the API key use'))
+      if (apiKeyId != null && reply.statusCode !== 401 && reply.statusCode !== 403 && reply.statusCode !== 429) {
+        const write = marks.mark(request.identity!.tenantId, apiKeyId, app.clock())
+        if (write) void write().catch((error: unknown) => request.log.warn({ err: error }, 'could not record the API key use'))
+      }
+      done()
     })
   },
   { name: 'api-keys', dependencies: ['env', 'db', 'clock'] },

@@ -11,12 +11,14 @@ import { isValidProviderSecret } from '../../lib/dispatch/delivery/provider-secr
 export default fp(
   async (app) => {
     const webhookToken = app.env.SVC_SMS_EXTSMS_WEBHOOK_TOKEN
-    app.addHook('onRequest', async (request) => {
-      if (policyOf(request.routeOptions.config).credential !== 'provider-secret') return
+    // A callback, not an async function: it runs on every request (docs/architecture.md#what-every-request-pays).
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (policyOf(request.routeOptions.config).credential !== 'provider-secret') return done()
       const presented = request.headers['x-provider-secret']
       if (!isValidProviderSecret(typeof presented === 'string' ? presented : undefined, webhookToken)) {
-        throw new AppError('WEBHOOK_SECRET_INVALID')
+        return done(new AppError('WEBHOOK_SECRET_INVALID'))
       }
+      done()
     })
   },
   { name: 'provider-callback', dependencies: ['env', 'access', 'cors', 'closing'] },

@@ -28,10 +28,11 @@ export default fp(
     app.addHook('preClose', async () => {
       closing = true
     })
-    app.addHook('onRequest', async (request, reply) => {
-      if (!closing || request.routeOptions.config.answersWhileClosing) return
+    // A callback, not an async function: it runs on every request (docs/architecture.md#what-every-request-pays). Answered: no `done`.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (!closing || request.routeOptions.config.answersWhileClosing) return done()
       reply.header('connection', 'close')
-      return sendProblem(reply, serviceUnavailable('The service is shutting down; retry on another instance.'))
+      sendProblem(reply, serviceUnavailable('The service is shutting down; retry on another instance.'))
     })
   },
   // After node-refusals: a request without Host is refused as such, closing or not.

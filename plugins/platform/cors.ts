@@ -69,10 +69,10 @@ export default fp(
 
     // @fastify/cors routes every OPTIONS to its catch-all route. One it has not answered as a preflight reaches this
     // hook and gets the answer it would get without CORS, before any later hook (auth) refuses it for another reason.
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.method !== 'OPTIONS') return
+    // A callback, not an async function: it runs on every request (docs/architecture.md#what-every-request-pays). Answered: no `done`.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (request.method !== 'OPTIONS') return done()
       reply.callNotFound()
-      return reply
     })
   },
   // problem first: its not-found handler is the one callNotFound runs.

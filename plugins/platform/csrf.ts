@@ -57,18 +57,23 @@ export default fp(
 
     const ownOrigin = (request: FastifyRequest) => serialisedOrigin(`${request.protocol}://${request.host}`)
 
-    app.addHook('onRequest', async (request) => {
-      if (!UNSAFE_METHODS.has(request.method) || !authenticatedByCookie(request)) return
+    /** Why the request is refused as a cross-site one, or null. */
+    const refusal = (request: FastifyRequest): AppError | null => {
+      if (!UNSAFE_METHODS.has(request.method) || !authenticatedByCookie(request)) return null
       const origin = request.headers.origin
       if (origin !== undefined) {
         const presented = serialisedOrigin(origin)
-        if (presented !== null && (allowed.has(presented) || presented === ownOrigin(request))) return
-        throw new AppError('CSRF_ORIGIN_REJECTED', `Origin ${JSON.stringify(origin.slice(0, 200))} may not change anything here with a cookie.`)
+        if (presented !== null && (allowed.has(presented) || presented === ownOrigin(request))) return null
+        return new AppError('CSRF_ORIGIN_REJECTED', `Origin ${JSON.stringify(origin.slice(0, 200))} may not change anything here with a cookie.`)
       }
       if (request.headers['sec-fetch-site'] === 'cross-site') {
-        throw new AppError('CSRF_ORIGIN_REJECTED', 'A cross-site request may not change anything here with a cookie.')
+        return new AppError('CSRF_ORIGIN_REJECTED', 'A cross-site request may not change anything here with a cookie.')
       }
-    })
+      return null
+    }
+
+    // A callback, not an async function: it runs on every request (docs/architecture.md#what-every-request-pays).
+    app.addHook('onRequest', (request, _reply, done) => done(refusal(request) ?? undefined))
   },
   { name: 'csrf', dependencies: ['env', 'access', 'cookie'] },
 )

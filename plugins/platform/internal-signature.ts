@@ -5,6 +5,7 @@ import { findTenantBySlug } from '../../db/repos/tenancy/tenants.js'
 import { claimSignature } from '../../db/repos/used-internal-signatures.js'
 import { AppError } from '../../lib/errors.js'
 import { policyOf } from '../../lib/http/access.js'
+import { continueAfter } from '../../lib/http/route-hooks.js'
 import { nestsDeeperThan, tooDeep } from '../../lib/http/json-depth.js'
 
 declare module 'fastify' {
@@ -99,23 +100,26 @@ export default fp(
       })
     })
 
+    // The three hooks below run on every request, so each is a callback that answers at once for an unsigned route
+    // and runs its async work only for a signed one (docs/architecture.md#what-every-request-pays).
+
     // onRequest: headers and clock are checked before the body is read, so an unsigned caller costs nothing.
-    app.addHook('onRequest', async (request) => {
-      if (!signed(request)) return
-      if (!secret) throw invalid('Internal calls are disabled: no signing secret is configured.')
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (!signed(request)) return done()
+      if (!secret) return done(invalid('Internal calls are disabled: no signing secret is configured.'))
       const missing = ['x-tenant-slug', 'x-timestamp', 'x-signature'].filter((name) => !header(request, name))
-      if (missing.length > 0) throw invalid(`Missing header(s): ${missing.join(', ')}.`)
+      if (missing.length > 0) return done(invalid(`Missing header(s): ${missing.join(', ')}.`))
       const timestamp = header(request, 'x-timestamp')!
       const skew = TIMESTAMP_PATTERN.test(timestamp) ? Math.abs(Math.floor(Date.now() / 1000) - Number(timestamp)) : Infinity
       if (skew > SIGNATURE_WINDOW_SECONDS) {
-        throw invalid(`X-Timestamp must be epoch seconds within ${SIGNATURE_WINDOW_SECONDS} s of the server clock.`)
+        return done(invalid(`X-Timestamp must be epoch seconds within ${SIGNATURE_WINDOW_SECONDS} s of the server clock.`))
       }
+      done()
     })
 
     // preValidation: the raw body exists now, and neither body validation nor the tenant transaction
     // (tenant-tx's preHandler) has run, so every unsigned request stops here without touching tenant data.
-    app.addHook('preValidation', async (request) => {
-      if (!signed(request) || !secret) return
+    const checkSignedCall = async (request: FastifyRequest, secret: string) => {
       const tenantSlug = verifySignature(request, secret)
       const pathSlug = (request.params as Record<string, unknown> | undefined)?.tenantSlug
       if (pathSlug !== undefined && pathSlug !== tenantSlug) throw new AppError('TENANT_MISMATCH')
@@ -125,19 +129,26 @@ export default fp(
       request.tenantId = tenant.id
       // Fastify's own parser error (empty or malformed JSON), rendered as VALIDATION_FAILED by the problem plugin.
       if (request.bodyParseError) throw request.bodyParseError
+    }
+    app.addHook('preValidation', (request, _reply, done) => {
+      if (!signed(request) || !secret) return done()
+      continueAfter(checkSignedCall(request, secret), done)
     })
 
     // A signed call is accepted once: otherwise a captured call (a REJECTED) could be sent again
     // within the window, over a later decision. The signature is claimed in the request's own transaction
     // (tenant-tx's preHandler, registered before this one, has opened it): it is used up only if the call commits,
     // and of two concurrent replays the second waits on the row and then finds it taken.
-    app.addHook('preHandler', async (request) => {
-      if (!signed(request) || !secret) return
+    const claimOnce = async (request: FastifyRequest) => {
       // Kept until the timestamp leaves the window; after that the timestamp check refuses the call by itself.
       const expiresAt = new Date((Number(header(request, 'x-timestamp')) + SIGNATURE_WINDOW_SECONDS) * 1000)
       if (!(await claimSignature(request.db, header(request, 'x-signature')!, expiresAt))) {
         throw invalid('This signed call was already accepted; sign every call anew (a fresh X-Timestamp).')
       }
+    }
+    app.addHook('preHandler', (request, _reply, done) => {
+      if (!signed(request) || !secret) return done()
+      continueAfter(claimOnce(request), done)
     })
   },
   { name: 'internal-signature', dependencies: ['env', 'access', 'db', 'tenant-tx'] },

@@ -43,9 +43,10 @@ export default fp(
       else parseJson(request, body as Buffer, done)
     })
     // Before any parser runs, so a route's own parser (the signed /internal one, refresh's) is covered as well.
-    app.addHook('preParsing', async (request) => {
+    // A callback, not an async function: it runs on every request (docs/architecture.md#what-every-request-pays).
+    app.addHook('preParsing', (request, _reply, payload, done) => {
       const reason = undecodableBody(request)
-      if (reason) throw new AppError('UNSUPPORTED_MEDIA_TYPE', reason)
+      done(reason ? new AppError('UNSUPPORTED_MEDIA_TYPE', reason) : null, payload)
     })
   },
   { name: 'json-only' },

@@ -10,8 +10,10 @@ import { answerExpectation, refuseMissingHost } from '../../lib/http/node-refusa
 export default fp(
   async (app) => {
     app.server.on('checkExpectation', answerExpectation)
-    app.addHook('onRequest', async (request, reply) => {
-      if (refuseMissingHost(request.raw, reply.raw)) reply.hijack()
+    // A callback, not an async function: it runs on every request (docs/architecture.md#what-every-request-pays). Answered: the chain stops.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (refuseMissingHost(request.raw, reply.raw)) return reply.hijack()
+      done()
     })
   },
   { name: 'node-refusals' },

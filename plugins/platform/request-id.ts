@@ -8,9 +8,10 @@ import { REQUEST_ID_HEADER } from '../../lib/http/request-id.js'
  */
 export default fp(
   async (app) => {
-    app.addHook('onSend', async (request, reply, payload) => {
+    // A callback, not an async function: it runs on every answer (docs/architecture.md#what-every-request-pays).
+    app.addHook('onSend', (request, reply, payload, done) => {
       reply.header(REQUEST_ID_HEADER, request.id)
-      return payload
+      done(null, payload)
     })
   },
   { name: 'request-id' },

@@ -8,9 +8,10 @@ import fp from 'fastify-plugin'
 export default fp(
   async (app) => {
     await app.register(sensible)
-    app.addHook('onSend', async (_request, reply, payload) => {
+    // A callback, not an async function: it runs on every answer (docs/architecture.md#what-every-request-pays).
+    app.addHook('onSend', (_request, reply, payload, done) => {
       if (!reply.hasHeader('cache-control')) reply.cacheControl('no-store')
-      return payload
+      done(null, payload)
     })
   },
   { name: 'sensible' },

@@ -6,6 +6,7 @@ import { catalogErrorFor, refusalError } from '../../lib/catalog-errors.js'
 import { AppError } from '../../lib/errors.js'
 import { policyOf } from '../../lib/http/access.js'
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../../lib/http/problem.js'
+import { continueAfter } from '../../lib/http/route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -122,9 +123,11 @@ export default fp(
     // statement (tenant GUC, revocation and status checks) leaves in one write with the handler's first statement;
     // a refused token aborts the transaction before that statement runs, so the database is the handler's only
     // effect before the refusal arrives: work outside it (events, dispatch kicks) goes through afterCommit.
-    app.addHook('preHandler', async (request, reply) => {
-      const config = request.routeOptions.config
-      if (!policyOf(config).tenantTransaction) return
+    //
+    // The hooks here run on every request: callbacks that answer at once where there is no transaction, with their
+    // async work handed to continueAfter where there is (docs/architecture.md#what-every-request-pays).
+    /** Opens the request's transaction; true when the request was answered meanwhile (an extension, a hang-up). */
+    const open = async (request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig): Promise<boolean> => {
       const tenantId = request.tenantId
       if (tenantId === null) throw new AppError('INTERNAL_ERROR', 'route needs a tenant context but none was set')
       const passage: Passage = { transaction: null, entered: [], afterCommit: [], finished: false, opening: true, abortedWhileOpening: false }
@@ -132,7 +135,7 @@ export default fp(
       try {
         for (const extension of extensionsOf(config)) {
           passage.entered.push(extension)
-          if ((await extension.beforeOpen?.(request, reply)) === 'answered') return reply
+          if ((await extension.beforeOpen?.(request, reply)) === 'answered') return true
         }
         passage.transaction = await openRequestTransaction(app.db, {
           tenantId,
@@ -149,12 +152,19 @@ export default fp(
         if (passage.abortedWhileOpening) await finish(request, 'rollback', { statusCode: 0, delivered: false })
       }
       // Nobody is left to answer.
-      if (passage.abortedWhileOpening) return reply.hijack()
+      if (passage.abortedWhileOpening) reply.hijack()
+      return passage.abortedWhileOpening
+    }
+    app.addHook('preHandler', (request, reply, done) => {
+      const config = request.routeOptions.config
+      if (!policyOf(config).tenantTransaction) return done()
+      // Answered: the chain stops without `done`.
+      open(request, reply, config).then((answered) => answered || done(), done)
     })
 
     // onSend runs before the answer leaves, so how the transaction ended can still change it. Fastify runs onSend
     // again for an answer replaced here; `finish` has run by then and lets it through.
-    app.addHook('onSend', async (request, reply, payload) => {
+    const endAndAnswer = async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
       // A client that hung up never learns the outcome; rolling back lets it retry (idempotently) as if nothing ran.
       const clientGone = reply.raw.destroyed || request.raw.socket?.destroyed === true
       const failed = reply.statusCode >= 400 || clientGone
@@ -192,6 +202,10 @@ export default fp(
         case 'not-opened':
           return payload
       }
+    }
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (!(request as WithPassage)[kPassage]) return done(null, payload)
+      endAndAnswer(request, reply, payload).then((answer) => done(null, answer), done)
     })
 
     // Safety nets for requests that never reached onSend (aborted, hijacked, or failed while sending).
@@ -205,8 +219,9 @@ export default fp(
       }
       await finish(request, 'rollback', { statusCode: 0, delivered: false })
     })
-    app.addHook('onResponse', async (request, reply) => {
-      await finish(request, 'rollback', { statusCode: reply.statusCode, delivered: true })
+    app.addHook('onResponse', (request, reply, done) => {
+      if (!(request as WithPassage)[kPassage]) return done()
+      continueAfter(finish(request, 'rollback', { statusCode: reply.statusCode, delivered: true }), done)
     })
   },
   { name: 'tenant-tx', dependencies: ['db'] },

@@ -9,7 +9,8 @@ import type { TokenKeys } from '../../lib/sign-in/token-keys.js'
 import { tokenKeysFromEnv } from '../../lib/sign-in/token-keys-from-env.js'
 import { verifyToken } from '../../lib/sign-in/tokens.js'
 import { AppError } from '../../lib/errors.js'
-import { policyOf } from '../../lib/http/access.js'
+import { policyOf, type AccessPolicy } from '../../lib/http/access.js'
+import { continueAfter } from '../../lib/http/route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -55,9 +56,7 @@ export default fp(
     })
     // Only routes whose access is read from an access token (lib/http/access.ts); a request that matched no route
     // has no access and reads nothing.
-    app.addHook('onRequest', async (request) => {
-      const policy = policyOf(request.routeOptions.config)
-      if (policy.credential !== 'access-token') return
+    const authenticate = async (request: FastifyRequest, policy: AccessPolicy) => {
       const presented = presentedToken(request)
       if (!presented) throw new AppError('AUTH_002')
       // An integrator's key (only ever a bearer credential: a key in the cookie is just a bad access token). It acts as
@@ -75,6 +74,12 @@ export default fp(
       request.tenantId = identity.tenantId
       request.accessJti = identity.jti
       if (policy.roles && !policy.roles.includes(identity.role)) throw new AppError('AUTH_008')
+    }
+    // A callback that answers at once on a route that reads no token (docs/architecture.md#what-every-request-pays).
+    app.addHook('onRequest', (request, _reply, done) => {
+      const policy = policyOf(request.routeOptions.config)
+      if (policy.credential !== 'access-token') return done()
+      continueAfter(authenticate(request, policy), done)
     })
   },
   // cors before everything that can refuse a request, so that a listed origin can read the refusal (plugins/platform/cors.ts).
