@@ -15,11 +15,9 @@ const settings = baselineSettings()
 if (!settings.databaseUrl) throw new Error('DATABASE_URL is required')
 
 // Same pool size as the service instances beside it (BENCH_DB_POOL_MAX, the service's default 10); every connection
-// switches to the runtime role once.
-const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: settings.poolMax })
-pool.on('connect', (client) => {
-  void client.query('set role svc_app')
-})
+// is the runtime role from its start-up packet (`options`), with no query issued from a 'connect' listener while the
+// pool hands the client out (which pg warns about).
+const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: settings.poolMax, options: '-c role=svc_app' })
 
 const app = await verifyingApp(settings)
 

@@ -34,10 +34,9 @@ await owner.query(`
 `)
 await owner.end()
 
-const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: settings.poolMax })
-pool.on('connect', (client) => {
-  void client.query('set role svc_app')
-})
+// `options` makes every connection the runtime role from its start-up packet: no query issued from a 'connect'
+// listener while the pool hands the client out (which pg warns about).
+const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: settings.poolMax, options: '-c role=svc_app' })
 
 const app = await verifyingApp(settings)
 

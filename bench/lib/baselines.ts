@@ -8,7 +8,7 @@ import { PASSWORD } from './seed.js'
 import { profileOptions, REPO_ROOT, startProcess, TSX_IMPORT, type RunningProcess } from './service.js'
 import { signAccessToken } from './tokens.js'
 
-export type BaselineKey = 'jwt' | 'db' | 'db-no-revocation' | 'plain' | 'plain-revocation' | 'bcrypt' | 'bcrypt-login'
+export type BaselineKey = 'jwt' | 'db' | 'db-no-revocation' | 'plain' | 'plain-revocation' | 'plain-refresh' | 'bcrypt' | 'bcrypt-login'
 
 export interface BaselineFigure {
   key: BaselineKey
@@ -34,6 +34,7 @@ export const BASELINE_LABELS: Record<BaselineKey, string> = {
   'db-no-revocation': 'database ceiling without the revoked-token lookup',
   plain: 'plain RLS server (@fastify/jwt, pg Pool, BEGIN / GUC / PK read / COMMIT awaited)',
   'plain-revocation': 'plain RLS server with the revoked-token lookup as a fifth statement',
+  'plain-refresh': "plain refresh server (@fastify/jwt, pg Pool, the rotation's nine statements awaited, two signs)",
   bcrypt: 'bcrypt ceiling (compares/s, cost 10, 4 libuv threads)',
   'bcrypt-login': 'login-shaped HTTP baseline (JSON body, bcrypt compare, 2 JWT signs)',
 }
