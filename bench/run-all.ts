@@ -94,7 +94,7 @@ await main(async () => {
     log(`  (${name} took ${((Date.now() - scenarioStarted) / 1000).toFixed(0)} s)`)
   }
   const baselines = await ctx.baselineFigures()
-  printTables(ctx.rows, baselines, ctx.notes)
+  printTables(ctx.rows, baselines, ctx.notes, ctx.capacity)
   const minutes = ((Date.now() - started) / 60_000).toFixed(1)
   if (only.length > 0) {
     log(`\nscenarios ${only.join(', ')} only: no results file written (${minutes} min)`)
@@ -109,7 +109,7 @@ await main(async () => {
     '',
     ...(await machineFacts()),
     '',
-    resultsMarkdown(ctx.rows, baselines),
+    resultsMarkdown(ctx.rows, baselines, ctx.capacity),
     '',
     ...(ctx.notes.length ? ['Notes:', '', ...ctx.notes.map((note) => `- ${note}`), ''] : []),
   ].join('\n')

@@ -4,6 +4,7 @@ import { Baselines, type BaselineFigure } from './baselines.js'
 import { main } from './cleanup.js'
 import { createBenchDatabase, type BenchDatabase } from './database.js'
 import { log } from './load.js'
+import type { CapacityRow } from './capacity.js'
 import { printTables, type ResultRow } from './report.js'
 
 /** State shared by the scenarios of one harness run: the token secret, baseline figures and the result rows. */
@@ -13,6 +14,8 @@ export class BenchContext {
   readonly rows: ResultRow[] = []
   /** Findings worth a line under the table (service warnings, failed requests, CPU shares). */
   readonly notes: string[] = []
+  /** What one instance and one database core serve, per endpoint class (bench/lib/capacity.ts). */
+  readonly capacity: CapacityRow[] = []
 
   /** A fresh, migrated database for one scenario, dropped when the harness ends. */
   async database(): Promise<BenchDatabase> {
@@ -23,6 +26,10 @@ export class BenchContext {
 
   addRow(row: ResultRow): void {
     this.rows.push(row)
+  }
+
+  addCapacity(row: CapacityRow | null): void {
+    if (row) this.capacity.push(row)
   }
 
   note(line: string): void {
@@ -48,6 +55,6 @@ export async function runStandalone(scenario: Scenario): Promise<void> {
   await main(async () => {
     const ctx = new BenchContext()
     await scenario(ctx)
-    printTables(ctx.rows, await ctx.baselineFigures(), ctx.notes)
+    printTables(ctx.rows, await ctx.baselineFigures(), ctx.notes, ctx.capacity)
   })
 }

@@ -1,4 +1,5 @@
 import type { BaselineFigure } from './baselines.js'
+import { CAPACITY_HEADER, capacityCells, type CapacityRow } from './capacity.js'
 
 export interface ResultRow {
   scenario: string
@@ -64,23 +65,27 @@ export function textTable(header: string[], rows: string[][]): string {
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n')
 }
 
-export function resultsMarkdown(rows: ResultRow[], baselines: BaselineFigure[]): string {
+export function resultsMarkdown(rows: ResultRow[], baselines: BaselineFigure[], capacity: CapacityRow[] = []): string {
   return [
     markdownTable(RESULT_HEADER, rows.map(resultCells)),
     '',
     'Baselines (tiny standalone servers under bench/baselines/, same machine, same load generator, same run):',
     '',
     markdownTable(BASELINE_HEADER, baselines.map(baselineCells)),
+    ...(capacity.length
+      ? ['', 'Capacity (bench/lib/capacity.ts: the median run of each endpoint class; per core = req/s x 100 / CPU %):', '', markdownTable(CAPACITY_HEADER, capacity.map(capacityCells))]
+      : []),
   ].join('\n')
 }
 
-export function printTables(rows: ResultRow[], baselines: BaselineFigure[], notes: string[]): void {
+export function printTables(rows: ResultRow[], baselines: BaselineFigure[], notes: string[], capacity: CapacityRow[] = []): void {
   const out = [
     '',
     textTable(RESULT_HEADER.slice(0, -1), rows.map((row) => resultCells(row).slice(0, -1))),
     '',
     textTable(BASELINE_HEADER, baselines.map(baselineCells)),
     '',
+    ...(capacity.length ? [textTable(CAPACITY_HEADER, capacity.map(capacityCells)), ''] : []),
     ...rows.filter((row) => row.notes).map((row) => `${row.scenario}: ${row.notes}`),
     ...notes.map((note) => `note: ${note}`),
     '',

@@ -3,6 +3,7 @@
  * messages. Targets: p50 < 20 ms and 0.5 x the database ceiling under the standard load; a one-connection run
  * shows the latency without queueing.
  */
+import { capacityOf } from '../lib/capacity.js'
 import { sql } from 'kysely'
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
@@ -47,6 +48,7 @@ export async function history(ctx: BenchContext): Promise<void> {
   ctx.addRow({
     ...ratioRow(label, loaded, db, 0.5, { targetSuffix: ', p50 < 20 ms', alsoRequire: fast, notes: loaded.cpu }),
   })
+  ctx.addCapacity(capacityOf('GET /v1/sms/history (a page of 20)', loaded, benchConfig.connections))
   ctx.addRow({
     scenario: `${label}, 1 connection`,
     value: single.rps,

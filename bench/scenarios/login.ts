@@ -3,6 +3,8 @@
  * (customId), each login replacing that user's previous session. Target: 0.9 x the bcrypt ceiling (bcrypt.compare
  * throughput at cost 10 on the default thread pool); the login-shaped HTTP baseline is shown for context.
  */
+import { capacityOf } from '../lib/capacity.js'
+import { benchConfig } from '../lib/config.js'
 import type { BaselineFigure } from '../lib/baselines.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
 import type { Measurement } from '../lib/load.js'
@@ -35,6 +37,7 @@ export async function login(ctx: BenchContext): Promise<void> {
   const bcrypt = await ctx.baselines.get('bcrypt', target)
   const loginShaped = await ctx.baselines.get('bcrypt-login', target)
   ctx.addRow(loginCeilingRow('POST /v1/login', measured, bcrypt))
+  ctx.addCapacity(capacityOf('POST /v1/login (bcrypt cost 10)', measured, benchConfig.connections))
   ctx.addRow(infoRow('POST /v1/login vs login-shaped HTTP', measured, loginShaped))
 }
 

@@ -10,6 +10,7 @@
  * minutes fall on all of them. At 50 connections five clients queue for each pooled connection, which is where a
  * cost per request that 10 connections hide in waiting shows.
  */
+import { capacityOf } from '../lib/capacity.js'
 import { BASELINE_LABELS, startBaseline, type BaselineFigure } from '../lib/baselines.js'
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
@@ -80,6 +81,7 @@ export async function me(ctx: BenchContext): Promise<void> {
     )
   }
   ctx.addRow(infoRow('GET /v1/me vs JWT only', standard.service, jwt))
+  for (const turn of turns) ctx.addCapacity(capacityOf('GET /v1/me (authenticated read)', turn.service, turn.connections))
 }
 
 if (isMain(import.meta.url)) await runStandalone(me)

@@ -11,6 +11,7 @@
  * start from logins through the service too (the tokens are interchangeable) and then follow its own Set-Cookie.
  * The database ceiling (a GET /v1/me-shaped read, target 0.8 x) stays for context.
  */
+import { capacityOf } from '../lib/capacity.js'
 import { BASELINE_LABELS, startBaseline, type BaselineFigure } from '../lib/baselines.js'
 import { benchConfig } from '../lib/config.js'
 import { BenchContext, isMain, runStandalone } from '../lib/context.js'
@@ -62,6 +63,7 @@ export async function refresh(ctx: BenchContext): Promise<void> {
   // Measured while no instance runs, at BENCH_CONNECTIONS, and shared with the other scenarios.
   const db = await ctx.baselines.get('db', { databaseUrl: database.url, tenant, jwtSecret: ctx.jwtSecret })
   ctx.addRow(ratioRow('POST /v1/refresh', turns.service, db, 0.8, { notes: turns.service.cpu }))
+  ctx.addCapacity(capacityOf('POST /v1/refresh (session rotation)', turns.service, benchConfig.connections))
   ctx.addRow(ratioRow('POST /v1/refresh, in turns', turns.service, turnFigure(turns.plain), 1.0, { notes: `plain: ${turns.plain.cpu}` }))
 }
 
