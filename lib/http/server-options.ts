@@ -148,6 +148,10 @@ export function serverOptions(env: Env): FastifyHttpOptions<Server> {
     // proxy added, and every reader of the client address (rate limits, sessions) uses request.ip. This Fastify
     // treats a bare number as "trust nothing", so the hop count is given as proxy-addr's (address, hop) function.
     trustProxy: typeof trust.trust === 'number' ? trustHops(trust.trust) : trust.trust,
+    // Loading every plugin (the routes' schemas compiled, the embedded store opened and migrated) took more than
+    // Fastify's default 10 s on a slow, busy virtual machine, and the start failed with "Plugin did not start in
+    // time"; a plugin that truly hangs still fails the start, a minute later.
+    pluginTimeout: 60_000,
     // Routes that take recipient lists raise it (lib/http/body-limits.ts).
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Fastify copies its own requestTimeout onto the server after creating it; both must carry the limit.
