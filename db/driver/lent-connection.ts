@@ -78,8 +78,12 @@ export class LentConnection implements DatabaseConnection {
     if (this.#connection === connection && connection.committedByStatement?.()) {
       // Answered from the client's bookkeeping (the server has committed), which it clears for the next user.
       this.#committedEarly = true
-      await connection.end('commit')
-      this.giveBack()
+      try {
+        await connection.end('commit')
+      } finally {
+        // Whatever the bookkeeping says, the server has ended the transaction: the connection must not stay lent.
+        this.giveBack()
+      }
     }
     return result
   }
