@@ -11,12 +11,17 @@ import { fakeExtSmsCredentials, useDispatchTestBed } from './dispatch-test-bed.j
 import { itPostgres } from '../support/helper.js'
 import { acceptedCounts, betweenPhases, capturedLog, markedExtSms, openGroupOf, phasesOf } from './hand-over-faults.js'
 
-// Leases and held provider answers take seconds: a longer deadline than the fixtures' default.
-const until = (check: () => boolean | Promise<boolean>) => untilWithin(check, 15_000)
+// Leases, held provider answers and child processes take seconds, many more on a busy two-core machine running
+// three test files at once (CI): deadlines far beyond what the waits take on a quiet one.
+const until = (check: () => boolean | Promise<boolean>) => untilWithin(check, 30_000)
+const TEST_TIMEOUT_MS = 90_000
 
-/** A call may start only while the lease outlasts its time limit by a second: below 1 s for a 2 s lease. */
-const LEASE_SECONDS = 2
-const CALL_TIMEOUT_MS = 500
+/**
+ * A call may start only while the lease outlasts its time limit by a second. The time limit is generous, so that a
+ * call slowed by a busy machine is not retried (a second create in the tests' records) unless a test means it to be.
+ */
+const LEASE_SECONDS = 4
+const CALL_TIMEOUT_MS = 2_500
 
 // Killed processes, a database that refuses connections: all of it needs a real PostgreSQL server.
 describe('dispatch leases under faults', () => {
@@ -31,7 +36,7 @@ describe('dispatch leases under faults', () => {
       databaseUrl: bed.iso.url,
       providerUrl: bed.fake.url,
       credentials: fakeExtSmsCredentials,
-      leaseSeconds: 3,
+      leaseSeconds: 5,
       concurrency: 2,
       maxAttempts: 3,
       ...overrides,
@@ -120,18 +125,20 @@ describe('dispatch leases under faults', () => {
       expect(state.dispatchAttempts).toBe(2)
       expect(state.recipients.map((recipient) => recipient.providerMessageId)).toEqual(sentFor(id).map((message) => message.messageId))
     }
-  })
+  }, TEST_TIMEOUT_MS)
 
   itPostgres('keeps its lease alive while an attempt outlasts it, so no other instance takes the message', async () => {
     const [smsId] = await insertMessages(1)
     // Each call answers within its time limit, the three together after more than a lease.
     let calling = false
-    const slow = betweenPhases(extsms(1200), () => {
+    // A lease of 6 s is renewed about every 2 s: only a renewal more than 4 s late would lose it. Without renewals
+    // the lease runs out more than a second before the attempt ends.
+    const slow = betweenPhases(extsms(3_000), () => {
       calling = true
-      return sleep(1100)
+      return sleep(2_400)
     })
-    const first = dispatcher({ provider: slow, leaseSeconds: 3 })
-    const second = dispatcher({ provider: markedExtSms(bed.fake.url, `other-${smsId}`, CALL_TIMEOUT_MS), leaseSeconds: 3 })
+    const first = dispatcher({ provider: slow, leaseSeconds: 6 })
+    const second = dispatcher({ provider: markedExtSms(bed.fake.url, `other-${smsId}`, CALL_TIMEOUT_MS), leaseSeconds: 6 })
     let finished = false
     const running = first.runOnce().finally(() => {
       finished = true
@@ -147,7 +154,7 @@ describe('dispatch leases under faults', () => {
     expect(callsFor(smsId!)).toBe(1)
     expect(acceptedCounts(sentFor(smsId!))).toEqual({ 0: 1, 1: 1 })
     expect(await messageState(bed.iso.owner, smsId!)).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 1, claimToken: null })
-  })
+  }, TEST_TIMEOUT_MS)
 
   itPostgres('counts an attempt when the provider is called, so a message that keeps killing its instance before anything was added ends FAILED', async () => {
     const [smsId] = await insertMessages(1)
@@ -176,7 +183,7 @@ describe('dispatch leases under faults', () => {
     // No group was ever recorded: nothing could have gone out.
     expect(callsFor(smsId!)).toBe(0)
     expect(sentFor(smsId!)).toEqual([])
-  })
+  }, TEST_TIMEOUT_MS)
 
   itPostgres('records an outcome whose first recording failed (database restart) without calling the provider again', async () => {
     const [smsId] = await insertMessages(1)
@@ -202,7 +209,7 @@ describe('dispatch leases under faults', () => {
     expect(state.recipients.map((recipient) => [recipient.deliveryStatus, recipient.providerMessageId])).toEqual(
       sentFor(smsId!).map((message) => ['DISPATCHED', message.messageId]),
     )
-  })
+  }, TEST_TIMEOUT_MS)
 
   itPostgres('on stop, gives up recording an outcome the database will not take after its grace, logs it with its group, and the next holder reads that group back', async () => {
     const [smsId] = await insertMessages(1)
@@ -244,7 +251,7 @@ describe('dispatch leases under faults', () => {
     const state = await messageState(bed.iso.owner, smsId!)
     expect(state).toMatchObject({ status: 'DISPATCHED', dispatchAttempts: 2, claimToken: null })
     expect(state.recipients.map((recipient) => recipient.providerMessageId)).toEqual(sent.map((message) => message.messageId))
-  })
+  }, TEST_TIMEOUT_MS)
 
   itPostgres('stop() finishes the attempt in flight and leaves every other due message unclaimed', async () => {
     const ids = await insertMessages(3)
@@ -264,7 +271,7 @@ describe('dispatch leases under faults', () => {
     }
     // Nothing left due for the file's other tests.
     await bed.iso.owner.updateTable('smsMessages').set({ status: 'CANCELLED' }).where('id', 'in', ids).where('status', '=', 'PENDING').execute()
-  })
+  }, TEST_TIMEOUT_MS)
 
   itPostgres('after stop() gives back a claim it had not yet handed to the provider', async () => {
     const [smsId] = await insertMessages(1)
@@ -278,5 +285,5 @@ describe('dispatch leases under faults', () => {
     await dispatcher().runOnce()
     expect(callsFor(smsId!)).toBe(1)
     expect(acceptedCounts(sentFor(smsId!))).toEqual({ 0: 1, 1: 1 })
-  })
+  }, TEST_TIMEOUT_MS)
 })
