@@ -97,6 +97,8 @@ export const benchConfig = {
   headRef: process.env.BENCH_HEAD_REF || undefined,
   /** When set, every service instance runs with `--cpu-prof` and writes its profile into this directory. */
   cpuProfileDir: process.env.BENCH_CPU_PROF_DIR || undefined,
+  /** BENCH_PERF_MAP=1: every started process writes /tmp/perf-<pid>.map (`--perf-basic-prof`), for `perf report`. */
+  perfMap: process.env.BENCH_PERF_MAP === '1',
 }
 
 export type BenchConfig = typeof benchConfig

@@ -225,11 +225,12 @@ let profiles = 0
  * module hooks) whose profile would otherwise overwrite the main thread's. The main thread's is the largest.
  */
 export async function profileOptions(name: string): Promise<string[]> {
-  if (!benchConfig.cpuProfileDir) return []
+  const perfMap = benchConfig.perfMap ? ['--perf-basic-prof'] : []
+  if (!benchConfig.cpuProfileDir) return perfMap
   profiles += 1
   const dir = resolve(benchConfig.cpuProfileDir, `${String(profiles).padStart(2, '0')}-${name.replace(/[^a-z0-9-]+/gi, '-')}`)
   await mkdir(dir, { recursive: true })
-  return ['--cpu-prof', `--cpu-prof-dir=${dir}`]
+  return [...perfMap, '--cpu-prof', `--cpu-prof-dir=${dir}`]
 }
 
 /** The real service, `node dist/server.js` (from the snapshot), with production settings. */
