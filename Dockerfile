@@ -24,4 +24,5 @@ EXPOSE 8080
 # unhealthy; node's own fetch, no curl in the image.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/actuator/health/liveness`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/server.js"]
+# The same Node flags as `npm start` (package.json; docs/operations.md#node-flags).
+CMD ["node", "--max-semi-space-size=64", "dist/server.js"]

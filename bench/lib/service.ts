@@ -233,11 +233,22 @@ export async function profileOptions(name: string): Promise<string[]> {
   return [...perfMap, '--cpu-prof', `--cpu-prof-dir=${dir}`]
 }
 
-/** The real service, `node dist/server.js` (from the snapshot), with production settings. */
+/**
+ * The Node flags `npm start` runs the service with (the working tree's package.json), so an instance here runs as
+ * production does; a commit comparison runs both builds with them, so it compares code, not flags.
+ */
+export async function startNodeFlags(): Promise<string[]> {
+  const { scripts } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  const flags = /^exec node ((?:--\S+ )*)dist\/server\.js$/.exec(scripts.start ?? '')?.[1]
+  if (flags === undefined) throw new Error(`package.json's start script is not "exec node [--flag ...] dist/server.js": ${scripts.start}`)
+  return flags.split(' ').filter(Boolean)
+}
+
+/** The real service, `node dist/server.js` (from the snapshot), with production settings and `npm start`'s flags. */
 export async function startService(options: ServiceOptions): Promise<RunningProcess> {
   const build = options.build ?? (await serviceBuild())
   const name = options.name ?? 'service'
-  const nodeOptions = [...(await profileOptions(name)), ...(options.nodeOptions ?? [])]
+  const nodeOptions = [...(await startNodeFlags()), ...(await profileOptions(name)), ...(options.nodeOptions ?? [])]
   return startProcess({
     name,
     script: join(build, 'server.js'),

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,6 +18,20 @@ function run(command: string, args: string[]): Promise<{ code: number; stdout: s
     ),
   )
 }
+
+/** The image's command (the Dockerfile's last CMD, exec form). */
+function imageCommand(): string[] {
+  const commands = [...readFileSync(join(root, 'Dockerfile'), 'utf8').matchAll(/^CMD (\[.*\])$/gm)]
+  return JSON.parse(commands.at(-1)![1]!) as string[]
+}
+
+describe('the service\'s Node flags', () => {
+  it('are the same in the image as in npm start, which the bench also runs with', () => {
+    const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
+    expect(`exec ${imageCommand().join(' ')}`).toBe(scripts.start)
+    expect(imageCommand()).toEqual(['node', '--max-semi-space-size=64', 'dist/server.js'])
+  })
+})
 
 describe('scripts/build-runtime.sh', () => {
   it('exits 2 with a usage line without exactly one OUTDIR', async () => {
@@ -42,8 +56,8 @@ describePostgres('the runtime tree of the production image', () => {
     expect(existsSync(join(out, 'dist/server.js'))).toBe(true)
     for (const devTool of ['typescript', 'vitest', 'tsx']) expect(existsSync(join(out, 'node_modules', devTool))).toBe(false)
 
-    // As the Dockerfile's CMD: node dist/server.js from the tree, no npm, no sources.
-    const service = spawn(process.execPath, ['dist/server.js'], {
+    // As the Dockerfile's CMD: node, its flags and dist/server.js from the tree, no npm, no sources.
+    const service = spawn(process.execPath, imageCommand().slice(1), {
       cwd: out,
       env: {
         PATH: process.env.PATH,
