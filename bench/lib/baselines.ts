@@ -5,7 +5,7 @@ import { cpuSnapshot, cpuUse, describeCpu } from './cpu.js'
 import { log, measure, median, noiseIn, NOISY_RUN_RETRIES, quiet, type Measurement } from './load.js'
 import type { SeededTenant } from './seed.js'
 import { PASSWORD } from './seed.js'
-import { profileOptions, REPO_ROOT, startProcess, TSX_IMPORT, type RunningProcess } from './service.js'
+import { profileOptions, REPO_ROOT, startNodeFlags, startProcess, TSX_IMPORT, type RunningProcess } from './service.js'
 import { signAccessToken } from './tokens.js'
 
 export type BaselineKey = 'jwt' | 'db' | 'db-no-revocation' | 'plain' | 'plain-revocation' | 'plain-refresh' | 'bcrypt' | 'bcrypt-login'
@@ -56,12 +56,15 @@ function figure(key: BaselineKey, measured: Measurement): BaselineFigure {
   return { key, label: BASELINE_LABELS[key], rps: measured.rps, p50: measured.p50, p99: measured.p99, unit: 'req/s', cpu: measured.cpu }
 }
 
-/** A baseline server (a file of bench/baselines/) on `databaseUrl`, answering once its /health does. */
+/**
+ * A baseline server (a file of bench/baselines/) on `databaseUrl`, answering once its /health does. It runs with the
+ * service's Node flags (`npm start`'s), so a ratio compares code on the same runtime, not runtime settings.
+ */
 export async function startBaseline(name: string, databaseUrl: string, jwtSecret: string): Promise<RunningProcess> {
   return startProcess({
     name,
     script: script(name),
-    nodeOptions: ['--import', TSX_IMPORT, ...(await profileOptions(`baseline-${name.replace(/\.ts$/, '')}`))],
+    nodeOptions: [...(await startNodeFlags()), '--import', TSX_IMPORT, ...(await profileOptions(`baseline-${name.replace(/\.ts$/, '')}`))],
     env: { NODE_ENV: 'production', SVC_JWT_SECRET: jwtSecret, DATABASE_URL: databaseUrl, SVC_BCRYPT_COST: '10', SVC_DB_POOL_MAX: String(benchConfig.poolMax) },
     healthPath: '/health',
   })
